@@ -1,0 +1,53 @@
+//! The error type of `agent-rl-algos`.
+
+use agent_rl_core::CoreError;
+
+/// Errors of the algorithms crate. Each names the config field, input or tensor that was wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AlgoError {
+    /// A config field has a value outside its valid range.
+    #[error("config field `{field}`: {reason}")]
+    InvalidConfig {
+        /// The field, dotted for nested configs (e.g. `optimizer.learning_rate`).
+        field: String,
+        /// What is wrong and how to fix it.
+        reason: String,
+    },
+    /// An argument of a function is inconsistent (lengths, group sizes, missing inputs).
+    #[error("invalid input `{name}`: {reason}")]
+    InvalidInput {
+        /// The argument.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A tensor argument has the wrong shape.
+    #[error("tensor `{name}`: expected shape {expected:?}, found {found:?}")]
+    ShapeMismatch {
+        /// The argument.
+        name: String,
+        /// The shape it must have.
+        expected: Vec<usize>,
+        /// The shape it has.
+        found: Vec<usize>,
+    },
+    /// An error of the core crate (model, tokenizer, generation).
+    #[error(transparent)]
+    Core(#[from] CoreError),
+}
+
+impl AlgoError {
+    /// Shorthand for [`AlgoError::InvalidConfig`].
+    pub(crate) fn config(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::InvalidConfig { field: field.into(), reason: reason.into() }
+    }
+
+    /// Shorthand for [`AlgoError::InvalidInput`].
+    pub(crate) fn input(name: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::InvalidInput { name: name.into(), reason: reason.into() }
+    }
+}
+
+/// `Result` with [`AlgoError`] as the default error.
+pub type Result<T, E = AlgoError> = std::result::Result<T, E>;

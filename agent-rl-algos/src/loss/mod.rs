@@ -1,0 +1,12 @@
+//! Policy-gradient losses on burn tensors: importance ratios, the clipped GRPO objective and its
+//! normalisations.
+
+mod aggregate;
+mod grpo;
+mod importance;
+mod metrics;
+
+pub use aggregate::{LossType, aggregate_loss, masked_mean};
+pub use grpo::{GrpoLoss, GrpoLossInputs, GrpoLossOutput};
+pub use importance::{ImportanceSamplingLevel, log_importance_weights};
+pub use metrics::GrpoLossMetrics;
