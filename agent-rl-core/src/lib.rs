@@ -5,14 +5,21 @@
 //! shared conversation, environment and trajectory types every other crate speaks.
 #![warn(missing_docs)]
 
+pub mod chat;
+pub mod config;
 pub mod conversation;
 pub mod environment;
 pub mod error;
 pub mod generation;
+pub mod model;
 pub mod policy;
 pub mod tool_calls;
 pub mod trajectory;
+pub mod weights;
 
+pub use chat::{ChatTemplate, ChatTokenizer};
+pub use config::Qwen2Config;
+pub use model::Qwen2ForCausalLm;
 pub use conversation::{Message, Role, ToolCall, ToolSpec};
 pub use environment::{Action, Environment, EnvironmentFactory, StepOutcome, Task};
 pub use error::{CoreError, Result};

@@ -1,0 +1,10 @@
+//! Tokenizer and chat templates, rendering byte-identically to transformers'
+//! `apply_chat_template`.
+
+mod python_json;
+mod template;
+mod tokenizer;
+
+pub use python_json::to_python_json;
+pub use template::ChatTemplate;
+pub use tokenizer::ChatTokenizer;

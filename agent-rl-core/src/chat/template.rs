@@ -1,0 +1,167 @@
+//! Chat templates rendered with minijinja the way transformers renders them with Jinja2.
+
+use minijinja::value::{Kwargs, Value as JinjaValue};
+use minijinja::{Environment, Error as JinjaError, ErrorKind};
+use serde_json::{Map, Value};
+
+use super::python_json::to_python_json;
+use crate::conversation::{Message, ToolSpec};
+use crate::error::CoreError;
+
+/// A compiled HF chat template.
+///
+/// Matches transformers' environment: `trim_blocks` and `lstrip_blocks` on, loop controls,
+/// Python string/dict methods (`.strip()`, `.startswith()`, `.items()`, …), a `tojson` that
+/// writes exactly what `json.dumps` writes, and the `raise_exception` / `strftime_now` helpers.
+pub struct ChatTemplate {
+    env: Environment<'static>,
+    source_name: String,
+}
+
+impl std::fmt::Debug for ChatTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatTemplate").field("source_name", &self.source_name).finish()
+    }
+}
+
+fn tojson(value: JinjaValue, kwargs: Kwargs) -> Result<String, JinjaError> {
+    let indent: Option<usize> = kwargs.get("indent")?;
+    let sort_keys: Option<bool> = kwargs.get("sort_keys")?;
+    let _: Option<bool> = kwargs.get("ensure_ascii")?;
+    kwargs.assert_all_used()?;
+    let json = serde_json::to_value(&value)
+        .map_err(|err| JinjaError::new(ErrorKind::InvalidOperation, format!("tojson: {err}")))?;
+    Ok(to_python_json(&json, indent, sort_keys.unwrap_or(false)))
+}
+
+fn raise_exception(message: String) -> Result<String, JinjaError> {
+    Err(JinjaError::new(ErrorKind::InvalidOperation, message))
+}
+
+/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// `strftime_now(format)` for the directives templates use (%Y %m %d %b %B %H %M %S %%), UTC.
+fn strftime_now(format: String) -> String {
+    const MONTHS: [&str; 12] = [
+        "January", "February", "March", "April", "May", "June", "July", "August", "September",
+        "October", "November", "December",
+    ];
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let (year, month, day) = civil_from_days(secs.div_euclid(86_400));
+    let of_day = secs.rem_euclid(86_400);
+    let name = MONTHS[(month - 1) as usize];
+    let mut out = String::new();
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('Y') => out.push_str(&year.to_string()),
+            Some('m') => out.push_str(&format!("{month:02}")),
+            Some('d') => out.push_str(&format!("{day:02}")),
+            Some('b') => out.push_str(&name[..3]),
+            Some('B') => out.push_str(name),
+            Some('H') => out.push_str(&format!("{:02}", of_day / 3600)),
+            Some('M') => out.push_str(&format!("{:02}", of_day % 3600 / 60)),
+            Some('S') => out.push_str(&format!("{:02}", of_day % 60)),
+            Some(other) => {
+                out.push('%');
+                out.push(other);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
+}
+
+impl ChatTemplate {
+    /// Compiles `source`; `source_name` is used in error messages (e.g. the file path).
+    ///
+    /// # Errors
+    /// [`CoreError::ChatTemplate`] with minijinja's message when the template does not compile.
+    pub fn new(source: &str, source_name: impl Into<String>) -> Result<Self, CoreError> {
+        let source_name = source_name.into();
+        let mut env = Environment::new();
+        env.set_trim_blocks(true);
+        env.set_lstrip_blocks(true);
+        env.set_keep_trailing_newline(false);
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.add_filter("tojson", tojson);
+        env.add_function("raise_exception", raise_exception);
+        env.add_function("strftime_now", strftime_now);
+        env.add_template_owned("chat", source.to_owned()).map_err(|err| CoreError::ChatTemplate {
+            source_name: source_name.clone(),
+            reason: format!("{err:#}"),
+        })?;
+        Ok(Self { env, source_name })
+    }
+
+    /// Renders a conversation as `apply_chat_template(messages, tools=tools or None,
+    /// add_generation_prompt=…, tokenize=False, **extra)` does.
+    ///
+    /// `extra` holds the other template variables (`bos_token`, `eos_token`, …).
+    ///
+    /// # Errors
+    /// [`CoreError::ChatTemplate`] when rendering fails (including `raise_exception`).
+    pub fn render(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        add_generation_prompt: bool,
+        extra: &Map<String, Value>,
+    ) -> Result<String, CoreError> {
+        let fail = |reason: String| CoreError::ChatTemplate { source_name: self.source_name.clone(), reason };
+        let mut context = extra.clone();
+        let messages = serde_json::to_value(messages).map_err(|err| fail(err.to_string()))?;
+        context.insert("messages".into(), messages);
+        let tools = if tools.is_empty() {
+            Value::Null
+        } else {
+            Value::Array(tools.iter().map(ToolSpec::to_json).collect())
+        };
+        context.insert("tools".into(), tools);
+        context.insert("add_generation_prompt".into(), Value::Bool(add_generation_prompt));
+        let template = self.env.get_template("chat").map_err(|err| fail(format!("{err:#}")))?;
+        template.render(JinjaValue::from_serialize(&context)).map_err(|err| fail(format!("{err:#}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_454), (2026, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn raise_exception_is_a_template_error() {
+        let template = ChatTemplate::new("{{ raise_exception('no system role') }}", "inline").expect("compiles");
+        let err = template.render(&[], &[], false, &Map::new()).expect_err("raises");
+        assert!(err.to_string().contains("no system role"), "{err}");
+    }
+
+    #[test]
+    fn bad_template_names_its_source() {
+        let err = ChatTemplate::new("{% for %}", "my/template.jinja").expect_err("syntax");
+        assert!(err.to_string().contains("my/template.jinja"), "{err}");
+    }
+}

@@ -1,0 +1,180 @@
+//! [`ChatTokenizer`]: `tokenizer.json` + `tokenizer_config.json` + chat template.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use tokenizers::Tokenizer;
+
+use super::template::ChatTemplate;
+use crate::conversation::{Message, ToolSpec};
+use crate::error::CoreError;
+
+/// A Hugging Face tokenizer with its special tokens and chat template.
+#[derive(Debug)]
+pub struct ChatTokenizer {
+    tokenizer: Tokenizer,
+    template: Option<ChatTemplate>,
+    /// Ids that end generation: the config's `eos_token`, plus `generation_config.json`'s
+    /// `eos_token_id` when present.
+    pub eos_ids: Vec<u32>,
+    /// Padding id (`pad_token`, else the first eos id).
+    pub pad_id: Option<u32>,
+    /// Special-token strings passed to the template (`bos_token`, `eos_token`, `pad_token`, …).
+    pub special_tokens: Map<String, Value>,
+    path: PathBuf,
+}
+
+fn read_json(path: &Path) -> Result<Value, CoreError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CoreError::Io { path: path.to_owned(), source })?;
+    serde_json::from_str(&text).map_err(|source| CoreError::Json { path: path.to_owned(), source })
+}
+
+/// A special token entry: a string or `{"content": …}`.
+fn token_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Object(map) => map.get("content").and_then(Value::as_str).map(str::to_owned),
+        _ => None,
+    }
+}
+
+impl ChatTokenizer {
+    /// Loads `dir/tokenizer.json`, `dir/tokenizer_config.json` (optional), the chat template
+    /// (`dir/chat_template.jinja`, else `chat_template` in the config), and
+    /// `dir/generation_config.json` eos ids (optional).
+    ///
+    /// # Errors
+    /// Missing or invalid `tokenizer.json`, invalid JSON configs, a template that does not
+    /// compile — each naming the file.
+    pub fn from_dir(dir: &Path) -> Result<Self, CoreError> {
+        let path = dir.join("tokenizer.json");
+        let tokenizer = Tokenizer::from_file(&path).map_err(|err| CoreError::Tokenizer {
+            path: path.clone(),
+            reason: err.to_string(),
+        })?;
+        let config_path = dir.join("tokenizer_config.json");
+        let config = if config_path.exists() { read_json(&config_path)? } else { Value::Null };
+        let jinja_path = dir.join("chat_template.jinja");
+        let template = if jinja_path.exists() {
+            let source = std::fs::read_to_string(&jinja_path)
+                .map_err(|source| CoreError::Io { path: jinja_path.clone(), source })?;
+            Some(ChatTemplate::new(&source, jinja_path.display().to_string())?)
+        } else {
+            match config.get("chat_template") {
+                Some(Value::String(source)) => {
+                    Some(ChatTemplate::new(source, format!("{}:chat_template", config_path.display()))?)
+                }
+                Some(Value::Array(named)) => named
+                    .iter()
+                    .find(|t| t.get("name").and_then(Value::as_str) == Some("default"))
+                    .and_then(|t| t.get("template"))
+                    .and_then(Value::as_str)
+                    .map(|source| ChatTemplate::new(source, format!("{}:chat_template[default]", config_path.display())))
+                    .transpose()?,
+                _ => None,
+            }
+        };
+        let mut special_tokens = Map::new();
+        for key in ["bos_token", "eos_token", "pad_token", "unk_token"] {
+            if let Some(text) = config.get(key).and_then(token_text) {
+                special_tokens.insert(key.into(), Value::String(text));
+            }
+        }
+        let id_of = |key: &str| {
+            special_tokens.get(key).and_then(Value::as_str).and_then(|text| tokenizer.token_to_id(text))
+        };
+        let mut eos_ids: Vec<u32> = id_of("eos_token").into_iter().collect();
+        let generation_path = dir.join("generation_config.json");
+        if generation_path.exists() {
+            let generation = read_json(&generation_path)?;
+            let ids = match generation.get("eos_token_id") {
+                Some(Value::Array(ids)) => ids.iter().filter_map(Value::as_u64).collect(),
+                Some(Value::Number(n)) => n.as_u64().into_iter().collect(),
+                _ => Vec::new(),
+            };
+            for id in ids {
+                if !eos_ids.contains(&(id as u32)) {
+                    eos_ids.push(id as u32);
+                }
+            }
+        }
+        let pad_id = id_of("pad_token").or_else(|| eos_ids.first().copied());
+        Ok(Self { tokenizer, template, eos_ids, pad_id, special_tokens, path })
+    }
+
+    /// Wraps an in-memory tokenizer and template (tests, embedded demos).
+    pub fn new(tokenizer: Tokenizer, template: Option<ChatTemplate>, eos_ids: Vec<u32>, pad_id: Option<u32>) -> Self {
+        Self { tokenizer, template, eos_ids, pad_id, special_tokens: Map::new(), path: PathBuf::from("<memory>") }
+    }
+
+    /// The underlying `tokenizers` tokenizer.
+    pub fn inner(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// The chat template, if the tokenizer has one.
+    pub fn template(&self) -> Option<&ChatTemplate> {
+        self.template.as_ref()
+    }
+
+    /// Number of tokens in the vocabulary, added tokens included.
+    pub fn vocab_size(&self) -> usize {
+        self.tokenizer.get_vocab_size(true)
+    }
+
+    /// Id of a token string (special or added tokens included).
+    pub fn token_to_id(&self, token: &str) -> Option<u32> {
+        self.tokenizer.token_to_id(token)
+    }
+
+    /// Encodes text without adding special tokens (as chat templates are tokenized).
+    ///
+    /// # Errors
+    /// [`CoreError::Tokenizer`] when the tokenizer fails.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, CoreError> {
+        self.tokenizer
+            .encode(text, false)
+            .map(|encoding| encoding.get_ids().to_vec())
+            .map_err(|err| CoreError::Tokenizer { path: self.path.clone(), reason: err.to_string() })
+    }
+
+    /// Decodes ids; `skip_special` drops special tokens (eos, `<|im_start|>`, …).
+    ///
+    /// # Errors
+    /// [`CoreError::Tokenizer`] when the tokenizer fails.
+    pub fn decode(&self, ids: &[u32], skip_special: bool) -> Result<String, CoreError> {
+        self.tokenizer
+            .decode(ids, skip_special)
+            .map_err(|err| CoreError::Tokenizer { path: self.path.clone(), reason: err.to_string() })
+    }
+
+    /// Renders a conversation with the chat template (special-token variables supplied).
+    ///
+    /// # Errors
+    /// [`CoreError::ChatTemplate`] when there is no template or rendering fails.
+    pub fn apply_chat_template(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        add_generation_prompt: bool,
+    ) -> Result<String, CoreError> {
+        let template = self.template.as_ref().ok_or_else(|| CoreError::ChatTemplate {
+            source_name: self.path.display().to_string(),
+            reason: "the tokenizer has no chat template (no chat_template.jinja, no `chat_template` key)".into(),
+        })?;
+        template.render(messages, tools, add_generation_prompt, &self.special_tokens)
+    }
+
+    /// Renders and encodes a conversation.
+    ///
+    /// # Errors
+    /// As [`Self::apply_chat_template`] and [`Self::encode`].
+    pub fn encode_chat(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        add_generation_prompt: bool,
+    ) -> Result<Vec<u32>, CoreError> {
+        self.encode(&self.apply_chat_template(messages, tools, add_generation_prompt)?)
+    }
+}

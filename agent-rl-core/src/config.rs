@@ -1,0 +1,259 @@
+//! [`Qwen2Config`]: the model hyper-parameters, read from a Hugging Face `config.json`.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::CoreError;
+
+/// Qwen2 / Qwen2.5 hyper-parameters with Hugging Face's field names.
+///
+/// Unknown keys of `config.json` are tolerated (HF files carry many); settings this
+/// implementation does not support are rejected by [`Qwen2Config::validate`] with the field named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Qwen2Config {
+    /// Vocabulary size (rows of the embedding and of `lm_head`).
+    pub vocab_size: usize,
+    /// Model width.
+    pub hidden_size: usize,
+    /// Width of the SiLU-gated MLP.
+    pub intermediate_size: usize,
+    /// Number of decoder layers.
+    pub num_hidden_layers: usize,
+    /// Number of query heads.
+    pub num_attention_heads: usize,
+    /// Number of key/value heads (grouped-query attention); defaults to `num_attention_heads`.
+    #[serde(default)]
+    pub num_key_value_heads: Option<usize>,
+    /// Per-head width; defaults to `hidden_size / num_attention_heads`.
+    #[serde(default)]
+    pub head_dim: Option<usize>,
+    /// Activation of the MLP; only `silu` is supported.
+    #[serde(default = "default_act")]
+    pub hidden_act: String,
+    /// Longest position the model was trained for.
+    #[serde(default = "default_max_pos")]
+    pub max_position_embeddings: usize,
+    /// Epsilon of the RMS norms.
+    #[serde(default = "default_eps")]
+    pub rms_norm_eps: f64,
+    /// RoPE base frequency (transformers 4 layout; transformers 5 writes `rope_parameters`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rope_theta: Option<f64>,
+    /// RoPE scaling; only absent / `null` (or type `default`) is supported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rope_scaling: Option<Value>,
+    /// transformers 5's RoPE block (`{"rope_theta": …, "rope_type": "default"}`); only the
+    /// default type is supported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rope_parameters: Option<Value>,
+    /// Whether `lm_head` shares the embedding matrix.
+    #[serde(default)]
+    pub tie_word_embeddings: bool,
+    /// Sliding-window attention switch; must be off.
+    #[serde(default)]
+    pub use_sliding_window: bool,
+    /// Sliding window size (ignored while `use_sliding_window` is false).
+    #[serde(default)]
+    pub sliding_window: Option<usize>,
+    /// Attention dropout; must be 0 (training runs without dropout, as TRL's defaults do).
+    #[serde(default)]
+    pub attention_dropout: f64,
+    /// Beginning-of-sequence token id.
+    #[serde(default)]
+    pub bos_token_id: Option<u32>,
+    /// End-of-sequence token id(s) (a number or a list in HF files).
+    #[serde(default)]
+    pub eos_token_id: Option<Value>,
+    /// Storage dtype of the checkpoint (`float32`, `bfloat16`, …); informative only.
+    #[serde(default, alias = "dtype")]
+    pub torch_dtype: Option<String>,
+    /// Model type; `qwen2` expected.
+    #[serde(default = "default_model_type")]
+    pub model_type: String,
+}
+
+fn default_act() -> String {
+    "silu".into()
+}
+fn default_max_pos() -> usize {
+    32768
+}
+fn default_eps() -> f64 {
+    1e-6
+}
+fn default_model_type() -> String {
+    "qwen2".into()
+}
+
+impl Qwen2Config {
+    /// A tiny configuration for tests: hidden 16, 2 layers, 4 heads, 2 KV heads, vocab 256.
+    pub fn tiny() -> Self {
+        Self {
+            vocab_size: 256,
+            hidden_size: 16,
+            intermediate_size: 32,
+            num_hidden_layers: 2,
+            num_attention_heads: 4,
+            num_key_value_heads: Some(2),
+            head_dim: None,
+            hidden_act: default_act(),
+            max_position_embeddings: 512,
+            rms_norm_eps: 1e-6,
+            rope_theta: Some(10000.0),
+            rope_scaling: None,
+            rope_parameters: None,
+            tie_word_embeddings: true,
+            use_sliding_window: false,
+            sliding_window: None,
+            attention_dropout: 0.0,
+            bos_token_id: None,
+            eos_token_id: None,
+            torch_dtype: Some("float32".into()),
+            model_type: default_model_type(),
+        }
+    }
+
+    /// Reads and validates `config.json`.
+    ///
+    /// # Errors
+    /// [`CoreError::Io`], [`CoreError::Json`], or [`CoreError::UnsupportedConfig`] naming the field.
+    pub fn from_file(path: &Path) -> Result<Self, CoreError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| CoreError::Io { path: path.to_owned(), source })?;
+        let config: Self = serde_json::from_str(&text)
+            .map_err(|source| CoreError::Json { path: path.to_owned(), source })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// RoPE base frequency: `rope_parameters.rope_theta`, else `rope_theta`, else 10000.
+    pub fn rope_base(&self) -> f64 {
+        self.rope_parameters
+            .as_ref()
+            .and_then(|p| p.get("rope_theta"))
+            .and_then(Value::as_f64)
+            .or(self.rope_theta)
+            .unwrap_or(10000.0)
+    }
+
+    /// Number of key/value heads.
+    pub fn kv_heads(&self) -> usize {
+        self.num_key_value_heads.unwrap_or(self.num_attention_heads)
+    }
+
+    /// Width of one attention head.
+    pub fn head_size(&self) -> usize {
+        self.head_dim.unwrap_or(self.hidden_size / self.num_attention_heads.max(1))
+    }
+
+    /// The eos ids the config lists (a single id or a list).
+    pub fn eos_ids(&self) -> Vec<u32> {
+        match &self.eos_token_id {
+            Some(Value::Number(n)) => n.as_u64().map(|id| id as u32).into_iter().collect(),
+            Some(Value::Array(ids)) => {
+                ids.iter().filter_map(Value::as_u64).map(|id| id as u32).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Rejects settings this implementation does not support.
+    ///
+    /// # Errors
+    /// [`CoreError::UnsupportedConfig`] naming the HF field and what is supported.
+    pub fn validate(&self) -> Result<(), CoreError> {
+        let bad = |field: &str, reason: String| {
+            Err(CoreError::UnsupportedConfig { field: field.into(), reason })
+        };
+        if self.model_type != "qwen2" {
+            return bad("model_type", format!("`{}` is not supported; expected `qwen2`", self.model_type));
+        }
+        if self.hidden_act != "silu" {
+            return bad("hidden_act", format!("`{}` is not supported; only `silu`", self.hidden_act));
+        }
+        for (field, block) in [("rope_scaling", &self.rope_scaling), ("rope_parameters", &self.rope_parameters)] {
+            let Some(block) = block.as_ref().filter(|b| !b.is_null()) else { continue };
+            let kind = block
+                .get("rope_type")
+                .or_else(|| block.get("type"))
+                .and_then(Value::as_str)
+                .unwrap_or(if field == "rope_parameters" { "default" } else { "?" });
+            if kind != "default" {
+                return bad(field, format!("type `{kind}` is not supported; only plain RoPE"));
+            }
+        }
+        if self.use_sliding_window {
+            return bad("use_sliding_window", "sliding-window attention is not supported".into());
+        }
+        if self.attention_dropout != 0.0 {
+            return bad("attention_dropout", format!("{} is not supported; only 0", self.attention_dropout));
+        }
+        for (field, value) in [
+            ("vocab_size", self.vocab_size),
+            ("hidden_size", self.hidden_size),
+            ("intermediate_size", self.intermediate_size),
+            ("num_hidden_layers", self.num_hidden_layers),
+            ("num_attention_heads", self.num_attention_heads),
+            ("num_key_value_heads", self.kv_heads()),
+        ] {
+            if value == 0 {
+                return bad(field, "must be positive".into());
+            }
+        }
+        if self.num_attention_heads % self.kv_heads() != 0 {
+            return bad(
+                "num_key_value_heads",
+                format!("{} does not divide num_attention_heads {}", self.kv_heads(), self.num_attention_heads),
+            );
+        }
+        if self.head_dim.is_none() && self.hidden_size % self.num_attention_heads != 0 {
+            return bad("hidden_size", "must be divisible by num_attention_heads".into());
+        }
+        if self.head_size() % 2 != 0 {
+            return bad("head_dim", "must be even for rotary embeddings".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn with(patch: Value) -> Result<(), CoreError> {
+        let mut base = serde_json::to_value(Qwen2Config::tiny()).expect("serialise");
+        for (key, value) in patch.as_object().expect("object") {
+            base[key] = value.clone();
+        }
+        serde_json::from_value::<Qwen2Config>(base).expect("parse").validate()
+    }
+
+    #[test]
+    fn unsupported_settings_name_their_field() {
+        for (patch, field) in [
+            (json!({"hidden_act": "gelu"}), "hidden_act"),
+            (json!({"rope_scaling": {"type": "yarn", "factor": 4.0}}), "rope_scaling"),
+            (json!({"rope_parameters": {"rope_type": "linear", "rope_theta": 1e6}}), "rope_parameters"),
+            (json!({"use_sliding_window": true}), "use_sliding_window"),
+            (json!({"num_key_value_heads": 3}), "num_key_value_heads"),
+            (json!({"model_type": "llama"}), "model_type"),
+        ] {
+            let err = with(patch).expect_err("unsupported");
+            assert!(err.to_string().contains(&format!("`{field}`")), "{err}");
+        }
+        with(json!({"rope_scaling": null, "sliding_window": 4096})).expect("supported");
+        with(json!({"rope_parameters": {"rope_type": "default", "rope_theta": 1e6}})).expect("supported");
+    }
+
+    #[test]
+    fn eos_ids_accept_number_or_list() {
+        let mut config = Qwen2Config::tiny();
+        config.eos_token_id = Some(json!([1, 2]));
+        assert_eq!(config.eos_ids(), [1, 2]);
+        config.eos_token_id = Some(json!(7));
+        assert_eq!(config.eos_ids(), [7]);
+    }
+}

@@ -1,0 +1,76 @@
+//! Grouped-query self-attention with fused q/k/v, rotary embeddings and an optional KV cache.
+
+use burn::nn::Linear;
+use burn::prelude::*;
+use burn::tensor::activation::softmax;
+
+use super::mask::AttentionInputs;
+
+/// Qwen2 attention: q/k/v with bias, o without, `num_heads / num_kv_heads` queries per key head.
+#[derive(Module, Debug)]
+pub struct Attention<B: Backend> {
+    /// `[hidden, (heads + 2 * kv_heads) * head_dim]`: HF's q, k, v projections, transposed, joined.
+    pub qkv_proj: Linear<B>,
+    /// `[heads * head_dim, hidden]`: HF's `o_proj`, transposed, no bias.
+    pub o_proj: Linear<B>,
+    /// Query heads.
+    pub num_heads: usize,
+    /// Key/value heads.
+    pub num_kv_heads: usize,
+    /// Width of one head.
+    pub head_dim: usize,
+}
+
+impl<B: Backend> Attention<B> {
+    /// Attends over the cached and new positions; appends the new keys/values to `cache`.
+    ///
+    /// # Shapes
+    /// - `x`: `[batch, seq, hidden]` → `[batch, seq, hidden]`
+    /// - `cache`: keys/values `[batch, kv_heads, past, head_dim]`
+    pub fn forward(
+        &self,
+        x: Tensor<B, 3>,
+        inputs: &AttentionInputs<B>,
+        cache: Option<&mut Option<(Tensor<B, 4>, Tensor<B, 4>)>>,
+    ) -> Tensor<B, 3> {
+        let [batch, seq, _] = x.dims();
+        let (heads, kv_heads, dim) = (self.num_heads, self.num_kv_heads, self.head_dim);
+        let qkv = self.qkv_proj.forward(x);
+        let split = |start: usize, count: usize| {
+            qkv.clone()
+                .narrow(2, start * dim, count * dim)
+                .reshape([batch, seq, count, dim])
+                .swap_dims(1, 2)
+        };
+        let queries = inputs.rotary.apply(split(0, heads));
+        let mut keys = inputs.rotary.apply(split(heads, kv_heads));
+        let mut values = split(heads + kv_heads, kv_heads);
+        if let Some(slot) = cache {
+            if let Some((past_keys, past_values)) = slot.take() {
+                keys = Tensor::cat(vec![past_keys, keys], 2);
+                values = Tensor::cat(vec![past_values, values], 2);
+            }
+            *slot = Some((keys.clone(), values.clone()));
+        }
+        let total = keys.dims()[2];
+        let group = heads / kv_heads;
+        // Queries of one key head side by side: [batch, kv_heads, group * seq, dim].
+        let queries = queries.mul_scalar(1.0 / (dim as f64).sqrt()).reshape([
+            batch,
+            kv_heads,
+            group * seq,
+            dim,
+        ]);
+        let scores = queries
+            .matmul(keys.swap_dims(2, 3))
+            .reshape([batch, kv_heads, group, seq, total])
+            + inputs.bias.clone().unsqueeze_dim::<5>(1);
+        let weights = softmax(scores, 4).reshape([batch, kv_heads, group * seq, total]);
+        let context = weights
+            .matmul(values)
+            .reshape([batch, heads, seq, dim])
+            .swap_dims(1, 2)
+            .reshape([batch, seq, heads * dim]);
+        self.o_proj.forward(context)
+    }
+}
