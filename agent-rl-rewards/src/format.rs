@@ -1,0 +1,44 @@
+//! [`ToolCallFormat`]: calls parse, name offered tools, and satisfy their schemas.
+
+use crate::audit::CallAudit;
+use crate::error::Result;
+use crate::reward::{score_each, Reward, RewardValue, Sample};
+
+/// Rewards well-formed tool use: every call attempt parses, names one of the offered tools, and
+/// has arguments that validate against that tool's JSON schema (required present, types, enums).
+///
+/// The score is per episode, `1 / (1 + bad)` where `bad` counts the attempts that fail any check:
+/// `1` when every attempt is valid (or there is none), falling with each bad one. It never pays
+/// per valid call, so padding an episode with extra well-formed calls cannot raise it.
+///
+/// # Errors
+/// Scoring fails with [`RewardError::InvalidSchema`](crate::RewardError::InvalidSchema) when an
+/// offered tool's schema is malformed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ToolCallFormat;
+
+impl ToolCallFormat {
+    /// The reward.
+    pub fn new() -> Self {
+        Self
+    }
+
+    /// The score for one sample.
+    ///
+    /// # Errors
+    /// As [`CallAudit::of`].
+    pub fn score_sample(&self, sample: Sample<'_>) -> Result<Option<f32>> {
+        let audit = CallAudit::of(sample.trajectory)?;
+        Ok(Some(1.0 / (1.0 + audit.bad() as f32)))
+    }
+}
+
+impl Reward for ToolCallFormat {
+    fn name(&self) -> &str {
+        "format"
+    }
+
+    fn score_batch(&self, samples: &[Sample<'_>]) -> Result<Vec<RewardValue>> {
+        score_each(samples, |sample| Ok(RewardValue::leaf(self.name(), self.score_sample(sample)?)))
+    }
+}
