@@ -45,7 +45,7 @@ fn check_groups(len: usize, group_size: usize) -> Result<()> {
     if group_size == 0 {
         return Err(AlgoError::input("group_size", "is 0; must be >= 1"));
     }
-    if len % group_size != 0 {
+    if !len.is_multiple_of(group_size) {
         return Err(AlgoError::input(
             "rewards",
             format!("length {len} is not a multiple of group_size {group_size}"),
@@ -67,11 +67,18 @@ fn check_groups(len: usize, group_size: usize) -> Result<()> {
 /// assert_eq!(&adv[2..], &[0.0, 0.0]); // all-equal group: zero, not NaN
 /// # Ok::<(), agent_rl_algos::AlgoError>(())
 /// ```
-pub fn group_advantages(rewards: &[f32], group_size: usize, scaling: AdvantageScaling) -> Result<Vec<f32>> {
+pub fn group_advantages(
+    rewards: &[f32],
+    group_size: usize,
+    scaling: AdvantageScaling,
+) -> Result<Vec<f32>> {
     if let Some(i) = rewards.iter().position(|r| !r.is_finite()) {
         return Err(AlgoError::input(
             format!("rewards[{i}]"),
-            format!("is {}; rewards must be finite (pass None via group_advantages_with_missing)", rewards[i]),
+            format!(
+                "is {}; rewards must be finite (pass None via group_advantages_with_missing)",
+                rewards[i]
+            ),
         ));
     }
     let scored: Vec<Option<f32>> = rewards.iter().copied().map(Some).collect();
@@ -90,8 +97,14 @@ pub fn group_advantages_with_missing(
     scaling: AdvantageScaling,
 ) -> Result<Vec<f32>> {
     check_groups(rewards.len(), group_size)?;
-    if let Some(i) = rewards.iter().position(|r| r.is_some_and(|r| !r.is_finite())) {
-        return Err(AlgoError::input(format!("rewards[{i}]"), "is not finite; use None for unscorable"));
+    if let Some(i) = rewards
+        .iter()
+        .position(|r| r.is_some_and(|r| !r.is_finite()))
+    {
+        return Err(AlgoError::input(
+            format!("rewards[{i}]"),
+            "is not finite; use None for unscorable",
+        ));
     }
     let batch_std = match scaling {
         AdvantageScaling::Batch => mean_std(rewards.iter().flatten().map(|&r| f64::from(r))).1,
@@ -131,7 +144,11 @@ pub fn group_reward_std(rewards: &[Option<f32>], group_size: usize) -> Result<Ve
     check_groups(rewards.len(), group_size)?;
     Ok(rewards
         .chunks(group_size)
-        .map(|g| mean_std(g.iter().flatten().map(|&r| f64::from(r))).1.map(|s| s as f32))
+        .map(|g| {
+            mean_std(g.iter().flatten().map(|&r| f64::from(r)))
+                .1
+                .map(|s| s as f32)
+        })
         .collect())
 }
 
@@ -155,7 +172,9 @@ pub fn zero_variance_groups(rewards: &[Option<f32>], group_size: usize) -> Resul
 /// As [`group_reward_std`].
 pub fn informative_completions(rewards: &[Option<f32>], group_size: usize) -> Result<Vec<usize>> {
     let zero = zero_variance_groups(rewards, group_size)?;
-    Ok((0..rewards.len()).filter(|i| !zero[i / group_size]).collect())
+    Ok((0..rewards.len())
+        .filter(|i| !zero[i / group_size])
+        .collect())
 }
 
 /// Fraction of groups whose rewards all equal (TRL's `frac_reward_zero_std`, per group).
@@ -195,7 +214,11 @@ mod tests {
         // groups [0, 2] and [10, 10]: batch std of [0, 2, 10, 10] = sqrt(88/3 - ...) computed here.
         let r = [0.0f32, 2.0, 10.0, 10.0];
         let mean = 5.5f64;
-        let var = r.iter().map(|&x| (f64::from(x) - mean).powi(2)).sum::<f64>() / 3.0;
+        let var = r
+            .iter()
+            .map(|&x| (f64::from(x) - mean).powi(2))
+            .sum::<f64>()
+            / 3.0;
         let adv = group_advantages(&r, 2, AdvantageScaling::Batch).expect("valid");
         assert!((f64::from(adv[0]) - (-1.0 / (var.sqrt() + STD_EPSILON))).abs() < 1e-6);
         assert_eq!(&adv[2..], &[0.0, 0.0]);
@@ -207,10 +230,17 @@ mod tests {
         let adv = group_advantages_with_missing(&r, 3, AdvantageScaling::Group).expect("valid");
         assert_eq!(adv[1], 0.0);
         assert!((adv[0] + adv[2]).abs() < 1e-6 && adv[0] < 0.0);
-        assert_eq!(&adv[3..], &[0.0, 0.0, 0.0], "one scored completion: std undefined, no signal");
+        assert_eq!(
+            &adv[3..],
+            &[0.0, 0.0, 0.0],
+            "one scored completion: std undefined, no signal"
+        );
         let zero = zero_variance_groups(&r, 3).expect("valid");
         assert_eq!(zero, vec![false, true]);
-        assert_eq!(informative_completions(&r, 3).expect("valid"), vec![0, 1, 2]);
+        assert_eq!(
+            informative_completions(&r, 3).expect("valid"),
+            vec![0, 1, 2]
+        );
         assert_eq!(frac_reward_zero_std(&r, 3).expect("valid"), 0.5);
     }
 

@@ -30,7 +30,13 @@ pub struct CurriculumConfig {
 
 impl Default for CurriculumConfig {
     fn default() -> Self {
-        Self { promote_threshold: 0.8, window: 32, replay_ratio: 0.1, new_scenario_ratio: 0.2, seed: 0 }
+        Self {
+            promote_threshold: 0.8,
+            window: 32,
+            replay_ratio: 0.1,
+            new_scenario_ratio: 0.2,
+            seed: 0,
+        }
     }
 }
 
@@ -41,14 +47,23 @@ impl CurriculumConfig {
     /// [`AlgoError::InvalidConfig`] naming the field and its valid range.
     pub fn validate(&self) -> Result<()> {
         if !(self.promote_threshold > 0.0 && self.promote_threshold <= 1.0) {
-            return Err(AlgoError::config("promote_threshold", "must be in (0, 1] (e.g. 0.8)"));
+            return Err(AlgoError::config(
+                "promote_threshold",
+                "must be in (0, 1] (e.g. 0.8)",
+            ));
         }
         if self.window == 0 {
             return Err(AlgoError::config("window", "is 0; must be >= 1 episodes"));
         }
-        for (field, ratio) in [("replay_ratio", self.replay_ratio), ("new_scenario_ratio", self.new_scenario_ratio)] {
+        for (field, ratio) in [
+            ("replay_ratio", self.replay_ratio),
+            ("new_scenario_ratio", self.new_scenario_ratio),
+        ] {
             if !(0.0..=1.0).contains(&ratio) {
-                return Err(AlgoError::config(field, format!("is {ratio}; must be in [0, 1]")));
+                return Err(AlgoError::config(
+                    field,
+                    format!("is {ratio}; must be in [0, 1]"),
+                ));
             }
         }
         if self.replay_ratio + self.new_scenario_ratio > 1.0 {
@@ -115,13 +130,23 @@ impl<T: Clone> CurriculumSampler<T> {
     pub fn new(levels: Vec<Vec<T>>, config: CurriculumConfig) -> Result<Self> {
         config.validate()?;
         if levels.is_empty() {
-            return Err(AlgoError::input("levels", "is empty; give at least one difficulty level"));
+            return Err(AlgoError::input(
+                "levels",
+                "is empty; give at least one difficulty level",
+            ));
         }
         if let Some(i) = levels.iter().position(Vec::is_empty) {
             return Err(AlgoError::input(format!("levels[{i}]"), "has no tasks"));
         }
         let rng = ChaCha8Rng::seed_from_u64(config.seed);
-        Ok(Self { levels, new_scenarios: Vec::new(), current: 0, outcomes: VecDeque::new(), config, rng })
+        Ok(Self {
+            levels,
+            new_scenarios: Vec::new(),
+            current: 0,
+            outcomes: VecDeque::new(),
+            config,
+            rng,
+        })
     }
 
     /// Adds scenarios to the new-scenario pool; from now on `new_scenario_ratio` of the samples
@@ -158,9 +183,14 @@ impl<T: Clone> CurriculumSampler<T> {
         let u: f32 = self.rng.random();
         if !self.new_scenarios.is_empty() && u < self.config.new_scenario_ratio {
             let i = self.rng.random_range(0..self.new_scenarios.len());
-            return SampledTask { task: self.new_scenarios[i].clone(), level: None, source: TaskSource::NewScenario };
+            return SampledTask {
+                task: self.new_scenarios[i].clone(),
+                level: None,
+                source: TaskSource::NewScenario,
+            };
         }
-        let replay = self.current > 0 && u < self.config.new_scenario_ratio + self.config.replay_ratio;
+        let replay =
+            self.current > 0 && u < self.config.new_scenario_ratio + self.config.replay_ratio;
         let (level, source) = if replay {
             (self.rng.random_range(0..self.current), TaskSource::Replay)
         } else {
@@ -168,7 +198,11 @@ impl<T: Clone> CurriculumSampler<T> {
         };
         let tasks = &self.levels[level];
         let i = self.rng.random_range(0..tasks.len());
-        SampledTask { task: tasks[i].clone(), level: Some(level), source }
+        SampledTask {
+            task: tasks[i].clone(),
+            level: Some(level),
+            source,
+        }
     }
 
     /// Records an episode outcome. Only outcomes at the current level count toward promotion.
@@ -182,7 +216,9 @@ impl<T: Clone> CurriculumSampler<T> {
             self.outcomes.pop_front();
         }
         let full = self.outcomes.len() == self.config.window;
-        let passed = self.success_rate().is_some_and(|rate| rate >= self.config.promote_threshold);
+        let passed = self
+            .success_rate()
+            .is_some_and(|rate| rate >= self.config.promote_threshold);
         if full && passed && self.current + 1 < self.levels.len() {
             self.current += 1;
             self.outcomes.clear();
@@ -202,13 +238,25 @@ mod tests {
 
     #[test]
     fn promotes_only_on_a_full_window_above_threshold() {
-        let mut s = sampler(CurriculumConfig { window: 4, promote_threshold: 0.75, ..Default::default() });
+        let mut s = sampler(CurriculumConfig {
+            window: 4,
+            promote_threshold: 0.75,
+            ..Default::default()
+        });
         assert_eq!(s.record(Some(0), true), None);
         assert_eq!(s.record(Some(0), false), None);
         assert_eq!(s.record(Some(0), true), None);
-        assert_eq!(s.record(Some(0), true), Some(1), "3/4 = 0.75 on a full window");
+        assert_eq!(
+            s.record(Some(0), true),
+            Some(1),
+            "3/4 = 0.75 on a full window"
+        );
         assert_eq!(s.success_rate(), None, "window restarts");
-        assert_eq!(s.record(Some(0), true), None, "replayed levels do not count");
+        assert_eq!(
+            s.record(Some(0), true),
+            None,
+            "replayed levels do not count"
+        );
         for _ in 0..4 {
             s.record(Some(1), true);
         }
@@ -220,11 +268,21 @@ mod tests {
 
     #[test]
     fn same_seed_same_samples_and_ratios_hold() {
-        let config = CurriculumConfig { replay_ratio: 0.3, new_scenario_ratio: 0.2, seed: 7, ..Default::default() };
+        let config = CurriculumConfig {
+            replay_ratio: 0.3,
+            new_scenario_ratio: 0.2,
+            seed: 7,
+            ..Default::default()
+        };
         let mut a = sampler(config.clone());
         let mut b = sampler(config);
         assert_eq!(a.sample(50), b.sample(50));
-        assert!(a.sample(100).iter().all(|t| t.source == TaskSource::Current), "level 0: no replay, no pool");
+        assert!(
+            a.sample(100)
+                .iter()
+                .all(|t| t.source == TaskSource::Current),
+            "level 0: no replay, no pool"
+        );
         for _ in 0..32 {
             a.record(Some(0), true);
         }
@@ -242,7 +300,11 @@ mod tests {
 
     #[test]
     fn rejects_bad_configs_and_levels() {
-        let bad = CurriculumConfig { replay_ratio: 0.6, new_scenario_ratio: 0.6, ..Default::default() };
+        let bad = CurriculumConfig {
+            replay_ratio: 0.6,
+            new_scenario_ratio: 0.6,
+            ..Default::default()
+        };
         assert!(CurriculumSampler::new(vec![vec![1]], bad).is_err());
         assert!(CurriculumSampler::<u32>::new(vec![], CurriculumConfig::default()).is_err());
         assert!(CurriculumSampler::<u32>::new(vec![vec![]], CurriculumConfig::default()).is_err());

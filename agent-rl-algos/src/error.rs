@@ -40,12 +40,18 @@ pub enum AlgoError {
 impl AlgoError {
     /// Shorthand for [`AlgoError::InvalidConfig`].
     pub(crate) fn config(field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self::InvalidConfig { field: field.into(), reason: reason.into() }
+        Self::InvalidConfig {
+            field: field.into(),
+            reason: reason.into(),
+        }
     }
 
     /// Shorthand for [`AlgoError::InvalidInput`].
     pub(crate) fn input(name: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self::InvalidInput { name: name.into(), reason: reason.into() }
+        Self::InvalidInput {
+            name: name.into(),
+            reason: reason.into(),
+        }
     }
 }
 

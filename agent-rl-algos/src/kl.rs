@@ -48,7 +48,10 @@ mod tests {
         let logps = Tensor::<Flex, 1>::from_floats([-1.0, -2.0, -0.5], &device);
         let refs = Tensor::<Flex, 1>::from_floats([-1.5, -2.0, -0.1], &device);
         let get = |e| -> Vec<f32> {
-            per_token_kl(logps.clone(), refs.clone(), e).into_data().iter::<f32>().collect()
+            per_token_kl(logps.clone(), refs.clone(), e)
+                .into_data()
+                .iter::<f32>()
+                .collect()
         };
         let rs = [-0.5f32, 0.0, 0.4];
         for ((k1, k2), (k3, r)) in get(KlEstimator::K1)

@@ -99,8 +99,16 @@ impl StepMetrics {
             out.push((format!("rewards/{}/mean", r.name), f64::from(r.mean)));
             out.push((format!("rewards/{}/std", r.name), f64::from(r.std)));
         }
-        out.push(("frac_reward_zero_std".into(), f64::from(self.frac_reward_zero_std)));
-        out.extend(self.loss_metrics.named().into_iter().map(|(k, v)| (k.to_string(), f64::from(v))));
+        out.push((
+            "frac_reward_zero_std".into(),
+            f64::from(self.frac_reward_zero_std),
+        ));
+        out.extend(
+            self.loss_metrics
+                .named()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), f64::from(v))),
+        );
         if let Some(entropy) = self.entropy {
             out.push(("entropy".into(), f64::from(entropy)));
         }
@@ -108,8 +116,14 @@ impl StepMetrics {
         out.push(("completions/mean_length".into(), f64::from(c.mean_length)));
         out.push(("completions/min_length".into(), f64::from(c.min_length)));
         out.push(("completions/max_length".into(), f64::from(c.max_length)));
-        out.push(("completions/clipped_ratio".into(), f64::from(c.clipped_ratio)));
-        out.push(("tools/calls_per_episode".into(), f64::from(self.tool_calls_per_episode)));
+        out.push((
+            "completions/clipped_ratio".into(),
+            f64::from(c.clipped_ratio),
+        ));
+        out.push((
+            "tools/calls_per_episode".into(),
+            f64::from(self.tool_calls_per_episode),
+        ));
         if let Some(failures) = self.tool_failure_frequency {
             out.push(("tools/failure_frequency".into(), f64::from(failures)));
         }
@@ -124,7 +138,12 @@ impl StepMetrics {
         let map: Map<String, Value> = self
             .named()
             .into_iter()
-            .map(|(k, v)| (k, serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)))
+            .map(|(k, v)| {
+                (
+                    k,
+                    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number),
+                )
+            })
             .collect();
         Value::Object(map)
     }
@@ -167,17 +186,33 @@ mod tests {
     #[test]
     fn names_follow_trl() {
         let metrics = StepMetrics {
-            rewards: vec![RewardStats { name: "format".into(), mean: 0.5, std: 0.1 }],
-            loss_metrics: GrpoLossMetrics { kl: Some(0.01), ..Default::default() },
+            rewards: vec![RewardStats {
+                name: "format".into(),
+                mean: 0.5,
+                std: 0.1,
+            }],
+            loss_metrics: GrpoLossMetrics {
+                kl: Some(0.01),
+                ..Default::default()
+            },
             completions: CompletionStats::from_lengths(&[(4, false), (8, true)]),
             ..Default::default()
         };
         let json = metrics.to_json();
         for key in [
-            "reward", "reward_std", "rewards/format/mean", "frac_reward_zero_std", "kl",
-            "clip_ratio/low_mean", "clip_ratio/high_mean", "clip_ratio/region_mean",
-            "completions/mean_length", "completions/clipped_ratio", "tools/calls_per_episode",
-            "step_time", "tokens/s",
+            "reward",
+            "reward_std",
+            "rewards/format/mean",
+            "frac_reward_zero_std",
+            "kl",
+            "clip_ratio/low_mean",
+            "clip_ratio/high_mean",
+            "clip_ratio/region_mean",
+            "completions/mean_length",
+            "completions/clipped_ratio",
+            "tools/calls_per_episode",
+            "step_time",
+            "tokens/s",
         ] {
             assert!(json.get(key).is_some(), "missing {key}");
         }
@@ -192,7 +227,10 @@ mod tests {
         let mut count = |_: &StepMetrics| seen += 1;
         count.on_step(&StepMetrics::default());
         let mut history = MetricsHistory::default();
-        history.on_step(&StepMetrics { step: 3, ..Default::default() });
+        history.on_step(&StepMetrics {
+            step: 3,
+            ..Default::default()
+        });
         assert_eq!(history.steps[0].step, 3);
         assert_eq!(seen, 1);
     }

@@ -1,1 +1,10 @@
-//! Integration tests of agent-rl-algos.
+//! Integration tests of agent-rl-algos (one binary, see STYLE.md §6).
+
+mod advantages_props;
+mod config;
+mod grpo_golden;
+mod loss_props;
+mod optim;
+
+/// The CPU autodiff backend of the tests.
+pub type B = burn::backend::Autodiff<burn::backend::Flex>;

@@ -110,7 +110,10 @@ impl Default for GrpoConfig {
             max_prompt_length: None,
             max_completion_length,
             max_tool_iterations: 8,
-            sampling: SamplingConfig { max_new_tokens: max_completion_length, ..SamplingConfig::default() },
+            sampling: SamplingConfig {
+                max_new_tokens: max_completion_length,
+                ..SamplingConfig::default()
+            },
             reward_weights: Vec::new(),
             sync_ref_model: false,
             ref_model_mixup_alpha: 0.6,
@@ -154,7 +157,10 @@ impl GrpoConfig {
         if self.num_generations < 2 {
             return bad(
                 "num_generations",
-                format!("is {}; set >= 2: advantages compare completions within a group", self.num_generations),
+                format!(
+                    "is {}; set >= 2: advantages compare completions within a group",
+                    self.num_generations
+                ),
             );
         }
         for (field, value) in [
@@ -170,18 +176,30 @@ impl GrpoConfig {
             }
         }
         if self.max_prompt_length == Some(0) {
-            return bad("max_prompt_length", "is 0; set >= 1, or null for no truncation".into());
+            return bad(
+                "max_prompt_length",
+                "is 0; set >= 1, or null for no truncation".into(),
+            );
         }
         if !(self.beta.is_finite() && self.beta >= 0.0) {
-            return bad("beta", format!("is {}; set a finite value >= 0 (0 = no KL term)", self.beta));
+            return bad(
+                "beta",
+                format!("is {}; set a finite value >= 0 (0 = no KL term)", self.beta),
+            );
         }
         if !(self.epsilon > 0.0 && self.epsilon < 1.0) {
-            return bad("epsilon", format!("is {}; must be in (0, 1) (typical 0.2)", self.epsilon));
+            return bad(
+                "epsilon",
+                format!("is {}; must be in (0, 1) (typical 0.2)", self.epsilon),
+            );
         }
         if let Some(high) = self.epsilon_high
             && !(high.is_finite() && high > 0.0)
         {
-            return bad("epsilon_high", format!("is {high}; set a value > 0 (DAPO uses 0.28) or null"));
+            return bad(
+                "epsilon_high",
+                format!("is {high}; set a value > 0 (DAPO uses 0.28) or null"),
+            );
         }
         if let Some(delta) = self.delta
             && !(delta.is_finite() && delta > 1.0)
@@ -214,11 +232,15 @@ impl GrpoConfig {
         if self.sampling.is_greedy() {
             return bad(
                 "sampling.temperature",
-                "is 0 (greedy): all completions of a group would be identical; set > 0 (e.g. 1.0)".into(),
+                "is 0 (greedy): all completions of a group would be identical; set > 0 (e.g. 1.0)"
+                    .into(),
             );
         }
         if let Some(i) = self.reward_weights.iter().position(|w| !w.is_finite()) {
-            return bad(&format!("reward_weights[{i}]"), "is not finite; use finite weights".into());
+            return bad(
+                &format!("reward_weights[{i}]"),
+                "is not finite; use finite weights".into(),
+            );
         }
         if self.sync_ref_model && !self.needs_reference_model() {
             return bad(
@@ -230,7 +252,10 @@ impl GrpoConfig {
         if !(0.0..=1.0).contains(&self.ref_model_mixup_alpha) {
             return bad(
                 "ref_model_mixup_alpha",
-                format!("is {}; must be in [0, 1] (TR-DPO uses 0.6)", self.ref_model_mixup_alpha),
+                format!(
+                    "is {}; must be in [0, 1] (TR-DPO uses 0.6)",
+                    self.ref_model_mixup_alpha
+                ),
             );
         }
         self.optimizer.validate_with_prefix("optimizer.")

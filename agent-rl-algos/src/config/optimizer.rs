@@ -28,7 +28,7 @@ pub struct OptimizerConfig {
     /// Linear warmup steps; when 0, `warmup_ratio` of the total steps is used. Default 0.
     pub warmup_steps: usize,
     /// Fraction of the total steps used for warmup when `warmup_steps == 0`. Default 0. Range [0, 1].
-    pub warmup_ratio: f32,
+    pub warmup_ratio: f64,
     /// Clip gradients to this global L2 norm (PyTorch's `clip_grad_norm_`); `None` = no clipping.
     /// Default `Some(1.0)`. Must be finite and > 0.
     pub max_grad_norm: Option<f32>,
@@ -59,31 +59,63 @@ impl OptimizerConfig {
     /// # Errors
     /// [`AlgoError::InvalidConfig`] naming the first invalid field and how to fix it.
     pub fn validate_with_prefix(&self, prefix: &str) -> Result<()> {
-        let bad = |field: &str, reason: String| Err(AlgoError::config(format!("{prefix}{field}"), reason));
+        let bad = |field: &str, reason: String| {
+            Err(AlgoError::config(format!("{prefix}{field}"), reason))
+        };
         if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
-            return bad("learning_rate", format!("is {}; set a finite value > 0 (e.g. 1e-6)", self.learning_rate));
+            return bad(
+                "learning_rate",
+                format!(
+                    "is {}; set a finite value > 0 (e.g. 1e-6)",
+                    self.learning_rate
+                ),
+            );
         }
-        for (field, beta) in [("adam_beta1", self.adam_beta1), ("adam_beta2", self.adam_beta2)] {
+        for (field, beta) in [
+            ("adam_beta1", self.adam_beta1),
+            ("adam_beta2", self.adam_beta2),
+        ] {
             if !(0.0..1.0).contains(&beta) {
-                return bad(field, format!("is {beta}; must be in [0, 1) (PyTorch default 0.9 / 0.999)"));
+                return bad(
+                    field,
+                    format!("is {beta}; must be in [0, 1) (PyTorch default 0.9 / 0.999)"),
+                );
             }
         }
         if !(self.adam_epsilon.is_finite() && self.adam_epsilon > 0.0) {
-            return bad("adam_epsilon", format!("is {}; must be > 0 (PyTorch default 1e-8)", self.adam_epsilon));
+            return bad(
+                "adam_epsilon",
+                format!(
+                    "is {}; must be > 0 (PyTorch default 1e-8)",
+                    self.adam_epsilon
+                ),
+            );
         }
         if !(self.weight_decay.is_finite() && self.weight_decay >= 0.0) {
-            return bad("weight_decay", format!("is {}; must be finite and >= 0", self.weight_decay));
+            return bad(
+                "weight_decay",
+                format!("is {}; must be finite and >= 0", self.weight_decay),
+            );
         }
         if !(0.0..=1.0).contains(&self.warmup_ratio) {
-            return bad("warmup_ratio", format!("is {}; must be in [0, 1]", self.warmup_ratio));
+            return bad(
+                "warmup_ratio",
+                format!("is {}; must be in [0, 1]", self.warmup_ratio),
+            );
         }
         if let Some(norm) = self.max_grad_norm
             && !(norm.is_finite() && norm > 0.0)
         {
-            return bad("max_grad_norm", format!("is {norm}; set a value > 0, or null to disable clipping"));
+            return bad(
+                "max_grad_norm",
+                format!("is {norm}; set a value > 0, or null to disable clipping"),
+            );
         }
         if self.gradient_accumulation_steps == 0 {
-            return bad("gradient_accumulation_steps", "is 0; must be >= 1 (1 = no accumulation)".into());
+            return bad(
+                "gradient_accumulation_steps",
+                "is 0; must be >= 1 (1 = no accumulation)".into(),
+            );
         }
         Ok(())
     }
@@ -102,13 +134,15 @@ impl OptimizerConfig {
         if self.warmup_steps > 0 {
             self.warmup_steps
         } else {
-            (f64::from(self.warmup_ratio) * total_steps as f64).ceil() as usize
+            (self.warmup_ratio * total_steps as f64).ceil() as usize
         }
     }
 
     /// Learning rate of optimiser step `step` (0-based) in a run of `total_steps` steps.
     pub fn learning_rate_at(&self, step: usize, total_steps: usize) -> f64 {
         self.learning_rate
-            * self.lr_scheduler_type.factor(step, self.warmup_steps_for(total_steps), total_steps)
+            * self
+                .lr_scheduler_type
+                .factor(step, self.warmup_steps_for(total_steps), total_steps)
     }
 }

@@ -59,7 +59,10 @@ impl Default for SftConfig {
             packing: false,
             eval_fraction: 0.0,
             eval_steps: None,
-            optimizer: OptimizerConfig { learning_rate: 2e-5, ..OptimizerConfig::default() },
+            optimizer: OptimizerConfig {
+                learning_rate: 2e-5,
+                ..OptimizerConfig::default()
+            },
             seed: 42,
         }
     }
@@ -73,22 +76,43 @@ impl SftConfig {
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &str, reason: String| Err(AlgoError::config(field, reason));
         if self.num_train_epochs == 0 && self.max_steps.is_none() {
-            return bad("num_train_epochs", "is 0 and max_steps is null; set one of them >= 1".into());
+            return bad(
+                "num_train_epochs",
+                "is 0 and max_steps is null; set one of them >= 1".into(),
+            );
         }
         if self.max_steps == Some(0) {
-            return bad("max_steps", "is 0; set >= 1, or null to run num_train_epochs".into());
+            return bad(
+                "max_steps",
+                "is 0; set >= 1, or null to run num_train_epochs".into(),
+            );
         }
         if self.batch_size == 0 {
             return bad("batch_size", "is 0; must be >= 1".into());
         }
         if self.max_length < 2 {
-            return bad("max_length", format!("is {}; must be >= 2 (a next-token loss needs 2 tokens)", self.max_length));
+            return bad(
+                "max_length",
+                format!(
+                    "is {}; must be >= 2 (a next-token loss needs 2 tokens)",
+                    self.max_length
+                ),
+            );
         }
         if !(0.0..1.0).contains(&self.eval_fraction) {
-            return bad("eval_fraction", format!("is {}; must be in [0, 1) (0 = no eval split)", self.eval_fraction));
+            return bad(
+                "eval_fraction",
+                format!(
+                    "is {}; must be in [0, 1) (0 = no eval split)",
+                    self.eval_fraction
+                ),
+            );
         }
         if self.eval_steps == Some(0) {
-            return bad("eval_steps", "is 0; set >= 1, or null to evaluate only at the end".into());
+            return bad(
+                "eval_steps",
+                "is 0; set >= 1, or null to evaluate only at the end".into(),
+            );
         }
         self.optimizer.validate_with_prefix("optimizer.")
     }

@@ -24,7 +24,10 @@ pub enum LossType {
 ///
 /// # Shapes
 /// - `values`, `mask`: same shape; returns `[1]`.
-pub fn masked_mean<B: Backend, const D: usize>(values: Tensor<B, D>, mask: Tensor<B, D>) -> Tensor<B, 1> {
+pub fn masked_mean<B: Backend, const D: usize>(
+    values: Tensor<B, D>,
+    mask: Tensor<B, D>,
+) -> Tensor<B, 1> {
     (values * mask.clone()).sum() / mask.sum().clamp_min(1.0)
 }
 
@@ -50,12 +53,14 @@ pub fn aggregate_loss<B: Backend>(
     match loss_type {
         LossType::Grpo => {
             let lengths = mask.sum_dim(1).clamp_min(1.0);
-            (masked.sum_dim(1) / lengths).mean().div_scalar(accumulation)
+            (masked.sum_dim(1) / lengths)
+                .mean()
+                .div_scalar(accumulation)
         }
         LossType::Bnpo => (masked.sum() / mask.sum().clamp_min(1.0)).div_scalar(accumulation),
-        LossType::DrGrpo => {
-            masked.sum().div_scalar((batch * max_completion_length) as f32 * accumulation)
-        }
+        LossType::DrGrpo => masked
+            .sum()
+            .div_scalar((batch * max_completion_length) as f32 * accumulation),
         LossType::Dapo => masked.sum().div_scalar(num_items_in_batch.max(1.0)),
     }
 }

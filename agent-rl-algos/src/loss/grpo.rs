@@ -72,7 +72,11 @@ fn check_shape(name: &str, found: [usize; 2], expected: [usize; 2]) -> Result<()
     if found == expected {
         Ok(())
     } else {
-        Err(AlgoError::ShapeMismatch { name: name.into(), expected: expected.to_vec(), found: found.to_vec() })
+        Err(AlgoError::ShapeMismatch {
+            name: name.into(),
+            expected: expected.to_vec(),
+            found: found.to_vec(),
+        })
     }
 }
 
@@ -107,7 +111,14 @@ impl GrpoLoss {
     /// [`AlgoError::ShapeMismatch`] when shapes disagree; [`AlgoError::InvalidInput`] when
     /// `beta != 0` and `ref_logps` is missing.
     pub fn forward<B: Backend>(&self, inputs: GrpoLossInputs<B>) -> Result<GrpoLossOutput<B>> {
-        let GrpoLossInputs { logps, old_logps, ref_logps, advantages, mask, num_items_in_batch } = inputs;
+        let GrpoLossInputs {
+            logps,
+            old_logps,
+            ref_logps,
+            advantages,
+            mask,
+            num_items_in_batch,
+        } = inputs;
         let [batch, steps] = logps.dims();
         check_shape("mask", mask.dims(), [batch, steps])?;
         check_shape("advantages", [advantages.dims()[0], steps], [batch, steps])?;
@@ -120,19 +131,29 @@ impl GrpoLoss {
                 Some(r)
             }
             (true, None) => {
-                return Err(AlgoError::input("ref_logps", "required when beta != 0 (the KL term)"));
+                return Err(AlgoError::input(
+                    "ref_logps",
+                    "required when beta != 0 (the KL term)",
+                ));
             }
             (false, _) => None,
         };
 
         let old_logps = old_logps.unwrap_or_else(|| logps.clone().detach());
-        let log_weights =
-            log_importance_weights(logps.clone() - old_logps, mask.clone(), self.importance_sampling_level);
+        let log_weights = log_importance_weights(
+            logps.clone() - old_logps,
+            mask.clone(),
+            self.importance_sampling_level,
+        );
         let ratio = log_weights.exp(); // [batch, steps] or [batch, 1]
 
         let kl = ref_logps.map(|r| {
             let kl = per_token_kl(logps.clone(), r, self.kl_estimator);
-            if self.use_bias_correction_kl { kl * ratio.clone() } else { kl }
+            if self.use_bias_correction_kl {
+                kl * ratio.clone()
+            } else {
+                kl
+            }
         });
 
         let low = 1.0 - self.epsilon_low;

@@ -46,7 +46,10 @@ impl GrpoLossMetrics {
     ///
     /// `ratios` is row-major `[batch, width]` with `width` = `steps` (token level) or 1 (sequence
     /// level); `mask` is `[batch, steps]`; `kl` is the already reduced KL metric.
-    #[expect(clippy::too_many_arguments, reason = "internal helper fed by GrpoLoss::forward only")]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "internal helper fed by GrpoLoss::forward only"
+    )]
     pub(crate) fn from_host(
         ratios: &[f32],
         width: usize,
@@ -58,14 +61,19 @@ impl GrpoLossMetrics {
         kl: Option<f32>,
     ) -> Self {
         let batch = advantages.len();
-        let (mut low_sum, mut high_sum, mut region_sum, mut count) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        let (mut low_sum, mut high_sum, mut region_sum, mut count) =
+            (0.0f64, 0.0f64, 0.0f64, 0.0f64);
         let (mut low_min, mut high_max) = (f32::NAN, f32::NAN);
         for row in 0..batch {
             let adv = advantages[row];
             let (mut row_low, mut row_high, mut row_count) = (0.0f64, 0.0f64, 0.0f64);
             for col in 0..width {
                 let ratio = ratios[row * width + col];
-                let weight = if width == 1 { 1.0 } else { f64::from(mask[row * steps + col]) };
+                let weight = if width == 1 {
+                    1.0
+                } else {
+                    f64::from(mask[row * steps + col])
+                };
                 let is_low = ratio < low && adv < 0.0;
                 let is_high = ratio > high && adv > 0.0;
                 row_low += weight * f64::from(u8::from(is_low));
@@ -79,7 +87,11 @@ impl GrpoLossMetrics {
             if row_count > 0.0 {
                 let (l, h) = ((row_low / row_count) as f32, (row_high / row_count) as f32);
                 low_min = if low_min.is_nan() { l } else { low_min.min(l) };
-                high_max = if high_max.is_nan() { h } else { high_max.max(h) };
+                high_max = if high_max.is_nan() {
+                    h
+                } else {
+                    high_max.max(h)
+                };
             }
         }
         let count = count.max(1.0);

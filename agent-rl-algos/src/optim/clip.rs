@@ -33,7 +33,8 @@ struct Scale<'a> {
 impl<B: AutodiffBackend> ModuleVisitor<B> for Scale<'_> {
     fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
         if let Some(grad) = self.grads.remove::<B::InnerBackend, D>(param.id) {
-            self.grads.register::<B::InnerBackend, D>(param.id, grad.mul_scalar(self.factor));
+            self.grads
+                .register::<B::InnerBackend, D>(param.id, grad.mul_scalar(self.factor));
         }
     }
 }
@@ -49,15 +50,26 @@ pub fn clip_grad_norm<B: AutodiffBackend, M: AutodiffModule<B>>(
     mut grads: GradientsParams,
     max_norm: f32,
 ) -> (GradientsParams, f32) {
-    let mut visitor = SquaredNorm::<B::InnerBackend> { grads: &grads, total: None };
+    let mut visitor = SquaredNorm::<B::InnerBackend> {
+        grads: &grads,
+        total: None,
+    };
     module.visit(&mut visitor);
     let Some(total) = visitor.total else {
         return (grads, 0.0);
     };
-    let norm = total.into_data().iter::<f64>().next().unwrap_or(f64::NAN).sqrt();
+    let norm = total
+        .into_data()
+        .iter::<f64>()
+        .next()
+        .unwrap_or(f64::NAN)
+        .sqrt();
     let coef = f64::from(max_norm) / (norm + NORM_EPSILON);
     if norm.is_finite() && coef < 1.0 {
-        module.visit(&mut Scale { grads: &mut grads, factor: coef });
+        module.visit(&mut Scale {
+            grads: &mut grads,
+            factor: coef,
+        });
     }
     (grads, norm as f32)
 }

@@ -38,7 +38,9 @@ mod tests {
     #[test]
     fn matches_hugging_face_formulas() {
         // warmup 2 of 10 steps
-        let lin: Vec<f64> = (0..10).map(|s| LrSchedule::Linear.factor(s, 2, 10)).collect();
+        let lin: Vec<f64> = (0..10)
+            .map(|s| LrSchedule::Linear.factor(s, 2, 10))
+            .collect();
         let expected = [0.0, 0.5, 1.0, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25, 0.125];
         for (a, e) in lin.iter().zip(expected) {
             assert!((a - e).abs() < 1e-12, "{lin:?}");
