@@ -44,6 +44,7 @@
 //! | [`GrpoLoss`] | clipped GRPO/GSPO loss: grpo / bnpo / dr_grpo / dapo, clip-higher, two-sided δ, KL |
 //! | [`per_token_kl`] | k1 / k2 / k3 KL estimators |
 //! | [`clip_grad_norm`], [`init_adamw`], [`LrSchedule`] | PyTorch-equivalent optimisation |
+//! | [`sync_reference_model`] | TR-DPO mix-up of the reference toward the policy |
 //! | [`CurriculumSampler`] | difficulty levels, promotion, replay and new-scenario mixing |
 //! | [`StepMetrics`], [`TrainObserver`] | per-step metrics with TRL names, observer hook |
 //!
@@ -58,6 +59,7 @@ pub mod kl;
 pub mod loss;
 pub mod metrics;
 pub mod optim;
+pub mod reference;
 
 pub use advantages::{
     AdvantageScaling, frac_reward_zero_std, group_advantages, group_advantages_with_missing,
@@ -73,3 +75,4 @@ pub use loss::{
 };
 pub use metrics::{CompletionStats, MetricsHistory, RewardStats, StepMetrics, TrainObserver};
 pub use optim::{LrSchedule, adamw_config, clip_grad_norm, init_adamw};
+pub use reference::sync_reference_model;

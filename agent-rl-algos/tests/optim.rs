@@ -1,7 +1,7 @@
 //! Global-norm gradient clipping and AdamW with PyTorch's settings.
 
 use agent_rl_algos::{OptimizerConfig, clip_grad_norm, init_adamw};
-use burn::module::{Module, Param};
+use burn::module::{AutodiffModule, Module, Param};
 use burn::optim::{GradientsParams, Optimizer};
 use burn::tensor::{Tensor, backend::Backend};
 
@@ -86,4 +86,27 @@ fn adamw_uses_pytorch_epsilon_and_configured_decay() {
     for (x, e) in a.iter().zip(expected) {
         assert!((f64::from(*x) - e).abs() < 1e-6, "{a:?} vs {expected:?}");
     }
+}
+
+#[test]
+fn reference_sync_mixes_parameters_in_order() {
+    use agent_rl_algos::sync_reference_model;
+    type Inner = burn::backend::Flex;
+    let device = Default::default();
+    let policy = module().valid();
+    let reference = TwoParams::<Inner> {
+        a: Param::from_tensor(Tensor::from_floats([0.0, 0.0], &device)),
+        b: Param::from_tensor(Tensor::from_floats([[1.0, 1.0], [1.0, 1.0]], &device)),
+    };
+    let synced = sync_reference_model(reference, &policy, 0.6).expect("same architecture");
+    let a: Vec<f32> = synced.a.val().into_data().iter::<f32>().collect();
+    let b: Vec<f32> = synced.b.val().into_data().iter::<f32>().collect();
+    assert!((a[1] - 1.2).abs() < 1e-6, "{a:?}");
+    assert!((b[2] - (0.6 * 3.0 + 0.4)).abs() < 1e-6, "{b:?}");
+
+    let wrong = TwoParams::<Inner> {
+        a: Param::from_tensor(Tensor::from_floats([0.0, 0.0, 0.0], &device)),
+        b: Param::from_tensor(Tensor::zeros([2, 2], &device)),
+    };
+    assert!(sync_reference_model(wrong, &policy, 0.6).is_err());
 }
