@@ -1,1 +1,8 @@
-//! core integration tests
+//! Integration tests of agent-rl-core, one binary (see STYLE.md §6).
+#![allow(clippy::unwrap_used)]
+
+mod common;
+mod golden_logits;
+mod load_errors;
+mod save_round_trip;
+mod template_golden;

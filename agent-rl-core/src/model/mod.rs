@@ -20,5 +20,6 @@ pub use kv_cache::KvCache;
 pub use mask::{AttentionInputs, positions_from_mask};
 pub use mlp::Mlp;
 pub use qwen2::Qwen2ForCausalLm;
+pub(crate) use qwen2::ids_tensor as qwen2_ids_tensor;
 pub use rms_norm::RmsNorm;
 pub use rotary::RotaryTables;

@@ -1,0 +1,131 @@
+//! Batched generation with a KV cache.
+
+use burn::prelude::*;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use super::config::{FinishReason, SamplingConfig};
+use super::sampler::sample_token;
+use crate::error::CoreError;
+use crate::model::Qwen2ForCausalLm;
+use crate::model::qwen2_ids_tensor;
+
+/// The new tokens of one sequence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generation {
+    /// New token ids (the eos or stop id that ended the sequence included).
+    pub token_ids: Vec<u32>,
+    /// Log-probability of each new token (see [`crate::Completion::logprobs`]).
+    pub logprobs: Vec<f32>,
+    /// Why the sequence stopped.
+    pub finish_reason: FinishReason,
+}
+
+/// Decides whether generated ids end with a stop string (the caller decodes them).
+pub type StopStringCheck<'a> = &'a dyn Fn(&[u32]) -> bool;
+
+/// Generates continuations of `prompts` (token ids, any lengths) in one left-padded batch.
+///
+/// The prompt is processed once; each further step feeds one token per live sequence through
+/// the KV cache, and finished sequences leave the batch. Each sequence draws from its own
+/// ChaCha8 stream seeded with `(sampling.seed, index)`, so results do not depend on batch
+/// composition. Stops on `eos_ids` (unless `ignore_eos`), `sampling.stop_token_ids`,
+/// `max_new_tokens`, and, with `stop_check`, stop strings.
+///
+/// # Errors
+/// [`CoreError::InvalidArgument`] for invalid sampling settings, an empty prompt, or a prompt
+/// plus budget beyond `max_position_embeddings`.
+pub fn generate_ids<B: Backend>(
+    model: &Qwen2ForCausalLm<B>,
+    prompts: &[Vec<u32>],
+    sampling: &SamplingConfig,
+    eos_ids: &[u32],
+) -> Result<Vec<Generation>, CoreError> {
+    generate_ids_with_stop(model, prompts, sampling, eos_ids, None)
+}
+
+/// [`generate_ids`] with a stop-string check on each sequence's new ids.
+///
+/// # Errors
+/// As [`generate_ids`].
+pub fn generate_ids_with_stop<B: Backend>(
+    model: &Qwen2ForCausalLm<B>,
+    prompts: &[Vec<u32>],
+    sampling: &SamplingConfig,
+    eos_ids: &[u32],
+    stop_check: Option<StopStringCheck<'_>>,
+) -> Result<Vec<Generation>, CoreError> {
+    sampling.validate()?;
+    let config = model.config();
+    let vocab = config.vocab_size;
+    let width = prompts.iter().map(Vec::len).max().unwrap_or(0);
+    if prompts.iter().any(Vec::is_empty) {
+        return Err(CoreError::InvalidArgument { field: "prompts".into(), reason: "a prompt is empty".into() });
+    }
+    if width + sampling.max_new_tokens > config.max_position_embeddings {
+        return Err(CoreError::InvalidArgument {
+            field: "max_new_tokens".into(),
+            reason: format!(
+                "prompt length {width} + max_new_tokens {} exceeds max_position_embeddings {}",
+                sampling.max_new_tokens, config.max_position_embeddings
+            ),
+        });
+    }
+    let mut out: Vec<Generation> = prompts
+        .iter()
+        .map(|_| Generation { token_ids: Vec::new(), logprobs: Vec::new(), finish_reason: FinishReason::Length })
+        .collect();
+    if prompts.is_empty() || sampling.max_new_tokens == 0 {
+        return Ok(out);
+    }
+    let mut rngs: Vec<ChaCha8Rng> = (0..prompts.len())
+        .map(|i| {
+            let mut rng = ChaCha8Rng::seed_from_u64(sampling.seed);
+            rng.set_stream(i as u64);
+            rng
+        })
+        .collect();
+    let padded: Vec<Vec<u32>> =
+        prompts.iter().map(|p| std::iter::repeat_n(0, width - p.len()).chain(p.iter().copied()).collect()).collect();
+    let mask: Vec<Vec<bool>> = prompts.iter().map(|p| (0..width).map(|i| i >= width - p.len()).collect()).collect();
+    let device = model.device();
+    let mut cache = model.new_cache(prompts.len());
+    let hidden = model.forward_hidden(qwen2_ids_tensor(&padded, &device), &mask, Some(&mut cache));
+    let [batch, seq, hidden_size] = hidden.dims();
+    let mut logits = model.logits(hidden.slice([0..batch, seq - 1..seq, 0..hidden_size]));
+    let mut live: Vec<usize> = (0..prompts.len()).collect();
+    loop {
+        let host = logits.into_data().convert::<f32>().into_vec::<f32>().map_err(|err| {
+            CoreError::InvalidArgument { field: "logits".into(), reason: format!("{err:?}") }
+        })?;
+        let mut next_live = Vec::new();
+        let mut next_tokens = Vec::new();
+        for (row, &index) in live.iter().enumerate() {
+            let (token, logprob) = sample_token(&host[row * vocab..(row + 1) * vocab], sampling, &mut rngs[index]);
+            let generation = &mut out[index];
+            generation.token_ids.push(token);
+            generation.logprobs.push(logprob);
+            let stop_id = (!sampling.ignore_eos && eos_ids.contains(&token)) || sampling.stop_token_ids.contains(&token);
+            if stop_id {
+                generation.finish_reason = FinishReason::Stop;
+            } else if stop_check.is_some_and(|check| check(&generation.token_ids)) {
+                generation.finish_reason = FinishReason::StopString;
+            } else if generation.token_ids.len() < sampling.max_new_tokens {
+                next_live.push(row);
+                next_tokens.push(token);
+            }
+        }
+        if next_live.is_empty() {
+            break;
+        }
+        if next_live.len() < live.len() {
+            cache.retain(&next_live);
+            live = next_live.iter().map(|&row| live[row]).collect();
+        }
+        let step_ids: Vec<Vec<u32>> = next_tokens.into_iter().map(|t| vec![t]).collect();
+        let step_mask = vec![vec![true]; step_ids.len()];
+        let hidden = model.forward_hidden(qwen2_ids_tensor(&step_ids, &device), &step_mask, Some(&mut cache));
+        logits = model.logits(hidden);
+    }
+    Ok(out)
+}

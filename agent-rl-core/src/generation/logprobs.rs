@@ -1,0 +1,47 @@
+//! Teacher-forced per-token log-probabilities and entropies (differentiable).
+
+use burn::prelude::*;
+use burn::tensor::activation::log_softmax;
+
+use crate::model::Qwen2ForCausalLm;
+
+/// Per-token scores of the last `K` tokens of each sequence.
+#[derive(Debug, Clone)]
+pub struct TokenScores<B: Backend> {
+    /// `[batch, K]`: `log p(token_t | tokens_<t)` under `logits / temperature`.
+    pub logprobs: Tensor<B, 2>,
+    /// `[batch, K]`: entropy of the predictive distribution at each of those positions.
+    pub entropies: Tensor<B, 2>,
+}
+
+/// Scores the last `completion_len` tokens of `input_ids` given everything before them.
+///
+/// This is what trainers compute their losses from: on an autodiff backend the result carries
+/// gradients to every weight. `mask` marks real tokens (left padding of prompts and right
+/// padding of completions both false); scores at padding positions are meaningless and must be
+/// masked by the caller. Logits are divided by `temperature` first, as TRL does.
+///
+/// # Shapes
+/// - `input_ids`: `[batch, seq]`, `completion_len < seq` → `[batch, completion_len]`
+pub fn token_scores<B: Backend>(
+    model: &Qwen2ForCausalLm<B>,
+    input_ids: Tensor<B, 2, Int>,
+    mask: &[Vec<bool>],
+    completion_len: usize,
+    temperature: f32,
+) -> TokenScores<B> {
+    let [batch, seq] = input_ids.dims();
+    let hidden = model.forward_hidden(input_ids.clone(), mask, None);
+    let hidden_size = hidden.dims()[2];
+    let start = seq - completion_len;
+    let hidden = hidden.slice([0..batch, start - 1..seq - 1, 0..hidden_size]);
+    let mut logits = model.logits(hidden);
+    if temperature != 1.0 && temperature > 0.0 {
+        logits = logits.div_scalar(temperature);
+    }
+    let logp = log_softmax(logits, 2);
+    let targets = input_ids.slice([0..batch, start..seq]).unsqueeze_dim::<3>(2);
+    let logprobs = logp.clone().gather(2, targets).squeeze_dim::<2>(2);
+    let entropies = (logp.clone().exp() * logp).sum_dim(2).neg().squeeze_dim::<2>(2);
+    TokenScores { logprobs, entropies }
+}
