@@ -71,7 +71,7 @@ pub use error::{AlgoError, Result};
 pub use kl::{KlEstimator, per_token_kl};
 pub use loss::{
     GrpoLoss, GrpoLossInputs, GrpoLossMetrics, GrpoLossOutput, ImportanceSamplingLevel, LossType,
-    aggregate_loss, log_importance_weights, masked_mean,
+    aggregate_loss, completion_loss_mask, log_importance_weights, masked_mean,
 };
 pub use metrics::{CompletionStats, MetricsHistory, RewardStats, StepMetrics, TrainObserver};
 pub use optim::{LrSchedule, adamw_config, clip_grad_norm, init_adamw};

@@ -121,7 +121,13 @@ impl GrpoLoss {
         } = inputs;
         let [batch, steps] = logps.dims();
         check_shape("mask", mask.dims(), [batch, steps])?;
-        check_shape("advantages", [advantages.dims()[0], steps], [batch, steps])?;
+        if advantages.dims() != [batch] {
+            return Err(AlgoError::ShapeMismatch {
+                name: "advantages".into(),
+                expected: vec![batch],
+                found: advantages.dims().to_vec(),
+            });
+        }
         if let Some(old) = &old_logps {
             check_shape("old_logps", old.dims(), [batch, steps])?;
         }

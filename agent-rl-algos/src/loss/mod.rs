@@ -4,9 +4,11 @@
 mod aggregate;
 mod grpo;
 mod importance;
+mod mask;
 mod metrics;
 
 pub use aggregate::{LossType, aggregate_loss, masked_mean};
 pub use grpo::{GrpoLoss, GrpoLossInputs, GrpoLossOutput};
 pub use importance::{ImportanceSamplingLevel, log_importance_weights};
+pub use mask::completion_loss_mask;
 pub use metrics::GrpoLossMetrics;
