@@ -5,6 +5,7 @@
 //! shared conversation, environment and trajectory types every other crate speaks.
 #![warn(missing_docs)]
 
+pub mod burn_policy;
 pub mod chat;
 pub mod config;
 pub mod conversation;
@@ -16,7 +17,10 @@ pub mod policy;
 pub mod tool_calls;
 pub mod trajectory;
 pub mod weights;
+#[cfg(any(test, feature = "test-utils"))]
+pub mod test_utils;
 
+pub use burn_policy::BurnPolicy;
 pub use chat::{ChatTemplate, ChatTokenizer};
 pub use config::Qwen2Config;
 pub use model::Qwen2ForCausalLm;

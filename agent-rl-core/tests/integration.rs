@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+mod generation;
 mod golden_logits;
 mod load_errors;
 mod save_round_trip;

@@ -1,0 +1,40 @@
+//! Tiny seeded models and the fixture tokenizer, for tests and examples of downstream crates
+//! (feature `test-utils`).
+
+use std::path::PathBuf;
+
+use burn::prelude::*;
+
+use crate::chat::ChatTokenizer;
+use crate::config::Qwen2Config;
+use crate::error::CoreError;
+use crate::model::Qwen2ForCausalLm;
+use crate::weights::random_model;
+
+/// The directory of the committed tiny fixtures (tokenizer with a tool-aware chat template,
+/// tiny checkpoints).
+pub fn fixture_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/qwen2_tiny/tied_f32")
+}
+
+/// The fixture tokenizer: byte-level BPE (384 ids, `<|im_end|>` = eos) and a ChatML template
+/// with tools.
+///
+/// # Errors
+/// Only if the fixture files are missing from the crate directory.
+pub fn tiny_tokenizer() -> Result<ChatTokenizer, CoreError> {
+    ChatTokenizer::from_dir(&fixture_dir())
+}
+
+/// [`Qwen2Config::tiny`] with the fixture tokenizer's vocabulary (384).
+pub fn tiny_config() -> Qwen2Config {
+    Qwen2Config { vocab_size: 384, ..Qwen2Config::tiny() }
+}
+
+/// A tiny random Qwen2 (hidden 16, 2 layers, 4 heads, 2 KV heads, vocab 384) seeded by `seed`.
+///
+/// # Panics
+/// Never: the tiny config is valid (checked by the crate's tests).
+pub fn tiny_qwen2<B: Backend>(seed: u64, device: &B::Device) -> Qwen2ForCausalLm<B> {
+    random_model(&tiny_config(), seed, 0.3, device).expect("the tiny config is valid")
+}
