@@ -36,7 +36,10 @@ pub struct ExpectedAnswer {
 impl ExpectedAnswer {
     /// An answer compared with [`AnswerComparison::Normalized`].
     pub fn new(acceptable: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        Self { acceptable: acceptable.into_iter().map(Into::into).collect(), comparison: AnswerComparison::Normalized }
+        Self {
+            acceptable: acceptable.into_iter().map(Into::into).collect(),
+            comparison: AnswerComparison::Normalized,
+        }
     }
 
     /// Sets the comparison.
@@ -64,7 +67,10 @@ impl ExpectedAnswer {
             }
             AnswerComparison::Contains => {
                 let answer = normalize(answer);
-                self.acceptable.iter().map(|want| normalize(want)).any(|want| !want.is_empty() && answer.contains(&want))
+                self.acceptable
+                    .iter()
+                    .map(|want| normalize(want))
+                    .any(|want| !want.is_empty() && answer.contains(&want))
             }
             AnswerComparison::Numeric { tolerance } => match last_number(answer) {
                 Some(found) => self
@@ -79,15 +85,18 @@ impl ExpectedAnswer {
 }
 
 fn normalize(text: &str) -> String {
-    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let collapsed = text
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase();
     collapsed.trim_end_matches(['.', '!']).trim_end().to_owned()
 }
 
 fn last_number(text: &str) -> Option<f64> {
     text.split(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | 'e' | 'E' | '+')))
         .filter_map(|token| token.trim_end_matches('.').parse::<f64>().ok())
-        .filter(|number| number.is_finite())
-        .last()
+        .rfind(|number| number.is_finite())
 }
 
 #[cfg(test)]
@@ -99,17 +108,46 @@ mod tests {
         let cases = [
             (AnswerComparison::Exact, "Paris", "Paris", true),
             (AnswerComparison::Exact, "Paris", "paris", false),
-            (AnswerComparison::Normalized, "Paris, France", "paris,   france!", true),
-            (AnswerComparison::Normalized, "Paris", "Paris, France", false),
+            (
+                AnswerComparison::Normalized,
+                "Paris, France",
+                "paris,   france!",
+                true,
+            ),
+            (
+                AnswerComparison::Normalized,
+                "Paris",
+                "Paris, France",
+                false,
+            ),
             (AnswerComparison::Contains, "Paris", "It is Paris.", true),
             (AnswerComparison::Contains, "", "anything", false),
-            (AnswerComparison::Numeric { tolerance: 0.01 }, "3.14", "pi is about 3.141", true),
-            (AnswerComparison::Numeric { tolerance: 0.0 }, "-2", "it is -2.", true),
-            (AnswerComparison::Numeric { tolerance: 0.0 }, "2", "no number", false),
+            (
+                AnswerComparison::Numeric { tolerance: 0.01 },
+                "3.14",
+                "pi is about 3.141",
+                true,
+            ),
+            (
+                AnswerComparison::Numeric { tolerance: 0.0 },
+                "-2",
+                "it is -2.",
+                true,
+            ),
+            (
+                AnswerComparison::Numeric { tolerance: 0.0 },
+                "2",
+                "no number",
+                false,
+            ),
         ];
         for (comparison, want, answer, accepted) in cases {
             let expected = ExpectedAnswer::new([want]).with_comparison(comparison);
-            assert_eq!(expected.accepts(answer), accepted, "{comparison:?} {want:?} vs {answer:?}");
+            assert_eq!(
+                expected.accepts(answer),
+                accepted,
+                "{comparison:?} {want:?} vs {answer:?}"
+            );
         }
     }
 }

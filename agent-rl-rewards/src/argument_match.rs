@@ -3,8 +3,8 @@
 use agent_rl_core::ToolCall;
 
 use crate::error::Result;
-use crate::matching::{match_calls, MatchOptions};
-use crate::reward::{score_each, Reward, RewardValue, Sample};
+use crate::matching::{MatchOptions, match_calls};
+use crate::reward::{Reward, RewardValue, Sample, score_each};
 
 /// Rewards calling the expected functions with acceptable arguments, using the
 /// [matching engine](crate::matching) (the same semantics as the BFCL evaluator): acceptable
@@ -29,14 +29,20 @@ pub struct ArgumentMatch {
 
 impl Default for ArgumentMatch {
     fn default() -> Self {
-        Self { options: MatchOptions::bfcl().with_partial_credit(true), deduplicate: true }
+        Self {
+            options: MatchOptions::bfcl().with_partial_credit(true),
+            deduplicate: true,
+        }
     }
 }
 
 impl ArgumentMatch {
     /// The reward with the given matching options (identical calls deduplicated).
     pub fn new(options: MatchOptions) -> Self {
-        Self { options, deduplicate: true }
+        Self {
+            options,
+            deduplicate: true,
+        }
     }
 
     /// Sets [`ArgumentMatch::deduplicate`].
@@ -51,19 +57,27 @@ impl ArgumentMatch {
     /// # Errors
     /// As the type's docs.
     pub fn score_sample(&self, sample: Sample<'_>) -> Result<Option<f32>> {
-        let Some(expected) = &sample.target.expected_calls else { return Ok(None) };
+        let Some(expected) = &sample.target.expected_calls else {
+            return Ok(None);
+        };
         let trajectory = sample.trajectory;
         if !trajectory.tools.is_empty() {
-            sample.target.check_tools(&trajectory.task_id, &trajectory.tools)?;
+            sample
+                .target
+                .check_tools(&trajectory.task_id, &trajectory.tools)?;
         }
         let mut calls: Vec<ToolCall> = Vec::new();
         for call in trajectory.tool_calls() {
-            let repeated = calls.iter().any(|seen| seen.name == call.name && seen.arguments == call.arguments);
+            let repeated = calls
+                .iter()
+                .any(|seen| seen.name == call.name && seen.arguments == call.arguments);
             if !(self.deduplicate && repeated) {
                 calls.push(call.clone());
             }
         }
-        Ok(Some(match_calls(&calls, expected, &self.options).score() as f32))
+        Ok(Some(
+            match_calls(&calls, expected, &self.options).score() as f32
+        ))
     }
 }
 
@@ -73,6 +87,8 @@ impl Reward for ArgumentMatch {
     }
 
     fn score_batch(&self, samples: &[Sample<'_>]) -> Result<Vec<RewardValue>> {
-        score_each(samples, |sample| Ok(RewardValue::leaf(self.name(), self.score_sample(sample)?)))
+        score_each(samples, |sample| {
+            Ok(RewardValue::leaf(self.name(), self.score_sample(sample)?))
+        })
     }
 }

@@ -40,15 +40,24 @@ impl CallAudit {
             audit.malformed += turn.parsed.malformed.len();
             audit.attempts += turn.parsed.attempted_calls();
             for call in &turn.parsed.tool_calls {
-                if seen.iter().any(|earlier| earlier.name == call.name && earlier.arguments == call.arguments) {
+                if seen
+                    .iter()
+                    .any(|earlier| earlier.name == call.name && earlier.arguments == call.arguments)
+                {
                     audit.duplicates += 1;
                 } else {
                     seen.push(call);
                 }
-                match trajectory.tools.iter().find(|tool| tool.name() == call.name) {
+                match trajectory
+                    .tools
+                    .iter()
+                    .find(|tool| tool.name() == call.name)
+                {
                     None => audit.unknown_tool += 1,
                     Some(tool) => {
-                        if validate_arguments(&call.name, tool.parameters(), &call.arguments)?.is_empty() {
+                        if validate_arguments(&call.name, tool.parameters(), &call.arguments)?
+                            .is_empty()
+                        {
                             audit.valid += 1;
                         } else {
                             audit.invalid_arguments += 1;

@@ -19,7 +19,9 @@ pub enum RewardError {
         reason: String,
     },
     /// The target expects a call to a tool that the trajectory's tool list does not offer.
-    #[error("task `{task_id}`: target expects a call to `{tool}`, which is not among the offered tools {offered:?}")]
+    #[error(
+        "task `{task_id}`: target expects a call to `{tool}`, which is not among the offered tools {offered:?}"
+    )]
     UnknownTool {
         /// The task (trajectory) id.
         task_id: String,
@@ -43,7 +45,9 @@ pub enum RewardError {
         reason: String,
     },
     /// A batch could not be split into groups (normalise-then-sum).
-    #[error("reward `{reward}`: batch of {batch_size} samples is not a multiple of the group size {group_size}")]
+    #[error(
+        "reward `{reward}`: batch of {batch_size} samples is not a multiple of the group size {group_size}"
+    )]
     GroupSize {
         /// The reward.
         reward: String,

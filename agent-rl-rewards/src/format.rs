@@ -2,7 +2,7 @@
 
 use crate::audit::CallAudit;
 use crate::error::Result;
-use crate::reward::{score_each, Reward, RewardValue, Sample};
+use crate::reward::{Reward, RewardValue, Sample, score_each};
 
 /// Rewards well-formed tool use: every call attempt parses, names one of the offered tools, and
 /// has arguments that validate against that tool's JSON schema (required present, types, enums).
@@ -39,6 +39,8 @@ impl Reward for ToolCallFormat {
     }
 
     fn score_batch(&self, samples: &[Sample<'_>]) -> Result<Vec<RewardValue>> {
-        score_each(samples, |sample| Ok(RewardValue::leaf(self.name(), self.score_sample(sample)?)))
+        score_each(samples, |sample| {
+            Ok(RewardValue::leaf(self.name(), self.score_sample(sample)?))
+        })
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use agent_rl_core::Trajectory;
 
 use crate::error::{Result, RewardError};
-use crate::reward::{check_batch_length, Reward, RewardValue, Sample};
+use crate::reward::{Reward, RewardValue, Sample, check_batch_length};
 
 /// Anything that gives one scalar per sequence: a trained reward model, an LLM judge, a
 /// heuristic. The reward-model trainer plugs its model in here.
@@ -49,19 +49,27 @@ pub struct LearnedReward {
 
 impl std::fmt::Debug for LearnedReward {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LearnedReward").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("LearnedReward")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
 impl LearnedReward {
     /// A reward called `name` backed by `scorer`.
     pub fn new(name: impl Into<String>, scorer: impl SequenceScorer + 'static) -> Self {
-        Self { name: name.into(), scorer: Arc::new(scorer) }
+        Self {
+            name: name.into(),
+            scorer: Arc::new(scorer),
+        }
     }
 
     /// A reward backed by a shared scorer.
     pub fn from_shared(name: impl Into<String>, scorer: Arc<dyn SequenceScorer>) -> Self {
-        Self { name: name.into(), scorer }
+        Self {
+            name: name.into(),
+            scorer,
+        }
     }
 }
 
@@ -77,7 +85,8 @@ impl Reward for LearnedReward {
         if samples.is_empty() {
             return Ok(Vec::new());
         }
-        let trajectories: Vec<&Trajectory> = samples.iter().map(|sample| sample.trajectory).collect();
+        let trajectories: Vec<&Trajectory> =
+            samples.iter().map(|sample| sample.trajectory).collect();
         let scores = self.scorer.score_sequences(&trajectories)?;
         check_batch_length(&self.name, samples.len(), scores.len())?;
         scores
@@ -87,7 +96,11 @@ impl Reward for LearnedReward {
                 if value.is_finite() {
                     Ok(RewardValue::leaf(&self.name, Some(value)))
                 } else {
-                    Err(RewardError::NonFiniteScore { reward: self.name.clone(), index, value })
+                    Err(RewardError::NonFiniteScore {
+                        reward: self.name.clone(),
+                        index,
+                        value,
+                    })
                 }
             })
             .collect()

@@ -1,8 +1,8 @@
 //! [`Outcome`]: the episode ended right.
 
 use crate::error::Result;
-use crate::matching::{match_calls, MatchOptions};
-use crate::reward::{score_each, Reward, RewardValue, Sample};
+use crate::matching::{MatchOptions, match_calls};
+use crate::reward::{Reward, RewardValue, Sample, score_each};
 
 /// Rewards a correct end result: `1` on success, `0` on failure.
 ///
@@ -39,14 +39,23 @@ impl Outcome {
                 success &= verifier.verify(trajectory)?;
             }
             if let Some(answer) = &target.expected_answer {
-                success &= trajectory.final_answer().is_some_and(|text| answer.accepts(text));
+                success &= trajectory
+                    .final_answer()
+                    .is_some_and(|text| answer.accepts(text));
             }
             return Ok(Some(success));
         }
-        let Some(expected) = &target.expected_calls else { return Ok(None) };
+        let Some(expected) = &target.expected_calls else {
+            return Ok(None);
+        };
         let calls: Vec<_> = trajectory.tool_calls().cloned().collect();
-        let no_malformed = trajectory.turns.iter().all(|turn| turn.parsed.malformed.is_empty());
-        Ok(Some(no_malformed && match_calls(&calls, expected, &self.options).is_exact()))
+        let no_malformed = trajectory
+            .turns
+            .iter()
+            .all(|turn| turn.parsed.malformed.is_empty());
+        Ok(Some(
+            no_malformed && match_calls(&calls, expected, &self.options).is_exact(),
+        ))
     }
 }
 
@@ -57,7 +66,9 @@ impl Reward for Outcome {
 
     fn score_batch(&self, samples: &[Sample<'_>]) -> Result<Vec<RewardValue>> {
         score_each(samples, |sample| {
-            let score = self.succeeded(sample)?.map(|success| if success { 1.0 } else { 0.0 });
+            let score = self
+                .succeeded(sample)?
+                .map(|success| if success { 1.0 } else { 0.0 });
             Ok(RewardValue::leaf(self.name(), score))
         })
     }

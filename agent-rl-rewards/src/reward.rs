@@ -36,7 +36,10 @@ pub struct Component {
 impl Component {
     /// A component.
     pub fn new(name: impl Into<String>, value: Option<f32>) -> Self {
-        Self { name: name.into(), value }
+        Self {
+            name: name.into(),
+            value,
+        }
     }
 }
 
@@ -56,13 +59,19 @@ pub struct RewardValue {
 impl RewardValue {
     /// A value with a single component: the reward's own score under `name`.
     pub fn leaf(name: &str, score: Option<f32>) -> Self {
-        Self { score, components: vec![Component::new(name, score)] }
+        Self {
+            score,
+            components: vec![Component::new(name, score)],
+        }
     }
 
     /// The value of the component called `name`, if there is one (`Some(None)` when it is
     /// present but not applicable).
     pub fn component(&self, name: &str) -> Option<Option<f32>> {
-        self.components.iter().find(|component| component.name == name).map(|component| component.value)
+        self.components
+            .iter()
+            .find(|component| component.name == name)
+            .map(|component| component.value)
     }
 }
 
@@ -159,7 +168,11 @@ pub(crate) fn check_batch_length(reward: &str, expected: usize, found: usize) ->
     if expected == found {
         Ok(())
     } else {
-        Err(RewardError::BatchLength { reward: reward.to_owned(), expected, found })
+        Err(RewardError::BatchLength {
+            reward: reward.to_owned(),
+            expected,
+            found,
+        })
     }
 }
 

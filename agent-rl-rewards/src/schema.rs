@@ -38,10 +38,17 @@ pub struct SchemaViolation {
 ///
 /// # Errors
 /// [`RewardError::InvalidSchema`] when the schema itself is malformed.
-pub fn validate_arguments(tool: &str, schema: &Value, arguments: &Value) -> Result<Vec<SchemaViolation>> {
+pub fn validate_arguments(
+    tool: &str,
+    schema: &Value,
+    arguments: &Value,
+) -> Result<Vec<SchemaViolation>> {
     let mut violations = Vec::new();
     if !arguments.is_object() {
-        violations.push(SchemaViolation { path: String::new(), reason: "arguments are not an object".into() });
+        violations.push(SchemaViolation {
+            path: String::new(),
+            reason: "arguments are not an object".into(),
+        });
         return Ok(violations);
     }
     if schema.is_null() {
@@ -69,7 +76,11 @@ struct Validator<'a> {
 
 impl Validator<'_> {
     fn invalid(&self, schema_path: &str, reason: impl Into<String>) -> RewardError {
-        RewardError::InvalidSchema { tool: self.tool.to_owned(), path: schema_path.to_owned(), reason: reason.into() }
+        RewardError::InvalidSchema {
+            tool: self.tool.to_owned(),
+            path: schema_path.to_owned(),
+            reason: reason.into(),
+        }
     }
 
     fn check(
@@ -87,45 +98,79 @@ impl Validator<'_> {
                 return Ok(());
             }
             Value::Object(schema) => schema,
-            other => return Err(self.invalid(schema_path, format!("a schema must be an object, found {other}"))),
+            other => {
+                return Err(self.invalid(
+                    schema_path,
+                    format!("a schema must be an object, found {other}"),
+                ));
+            }
         };
         if let Some(types) = schema.get("type") {
             let names: Vec<&str> = match types {
                 Value::String(name) => vec![name.as_str()],
                 Value::Array(items) => items
                     .iter()
-                    .map(|item| item.as_str().ok_or_else(|| self.invalid(schema_path, "`type` list must hold strings")))
+                    .map(|item| {
+                        item.as_str().ok_or_else(|| {
+                            self.invalid(schema_path, "`type` list must hold strings")
+                        })
+                    })
                     .collect::<Result<_>>()?,
-                _ => return Err(self.invalid(schema_path, "`type` must be a string or a list of strings")),
+                _ => {
+                    return Err(
+                        self.invalid(schema_path, "`type` must be a string or a list of strings")
+                    );
+                }
             };
             let mut matched = false;
             for name in &names {
                 matched |= self.type_matches(name, value, schema_path)?;
             }
             if !matched {
-                out.push(violation(path, format!("expected {}, found {}", names.join(" or "), json_type(value))));
+                out.push(violation(
+                    path,
+                    format!(
+                        "expected {}, found {}",
+                        names.join(" or "),
+                        json_type(value)
+                    ),
+                ));
                 return Ok(());
             }
         }
         if let Some(options) = schema.get("enum") {
-            let options = options.as_array().ok_or_else(|| self.invalid(schema_path, "`enum` must be a list"))?;
+            let options = options
+                .as_array()
+                .ok_or_else(|| self.invalid(schema_path, "`enum` must be a list"))?;
             if !options.iter().any(|option| json_equal(option, value)) {
-                out.push(violation(path, format!("{value} is not one of {}", Value::Array(options.clone()))));
+                out.push(violation(
+                    path,
+                    format!("{value} is not one of {}", Value::Array(options.clone())),
+                ));
             }
         }
         for keyword in ["anyOf", "oneOf"] {
             if let Some(alternatives) = schema.get(keyword) {
-                let alternatives = alternatives
-                    .as_array()
-                    .ok_or_else(|| self.invalid(schema_path, format!("`{keyword}` must be a list")))?;
+                let alternatives = alternatives.as_array().ok_or_else(|| {
+                    self.invalid(schema_path, format!("`{keyword}` must be a list"))
+                })?;
                 let mut any_valid = alternatives.is_empty();
                 for (index, alternative) in alternatives.iter().enumerate() {
                     let mut trial = Vec::new();
-                    self.check(alternative, value, path, &format!("{schema_path}/{keyword}/{index}"), &mut trial)?;
+                    self.check(
+                        alternative,
+                        value,
+                        path,
+                        &format!("{schema_path}/{keyword}/{index}"),
+                        &mut trial,
+                    )?;
                     any_valid |= trial.is_empty();
                 }
                 if !any_valid {
-                    out.push(violation(path, format!("matches none of the `{keyword}` schemas")));
+                    out.push(violation(
+                        path,
+                        format!("matches none of the `{keyword}` schemas"),
+                    ));
                 }
             }
         }
@@ -135,7 +180,13 @@ impl Validator<'_> {
                 match schema.get("items") {
                     Some(item_schema @ Value::Object(_)) | Some(item_schema @ Value::Bool(_)) => {
                         for (index, item) in items.iter().enumerate() {
-                            self.check(item_schema, item, &format!("{path}[{index}]"), &format!("{schema_path}/items"), out)?;
+                            self.check(
+                                item_schema,
+                                item,
+                                &format!("{path}[{index}]"),
+                                &format!("{schema_path}/items"),
+                                out,
+                            )?;
                         }
                     }
                     Some(Value::Array(_)) | None => {}
@@ -161,9 +212,13 @@ impl Validator<'_> {
             Some(_) => return Err(self.invalid(schema_path, "`properties` must be an object")),
         };
         if let Some(required) = schema.get("required") {
-            let required = required.as_array().ok_or_else(|| self.invalid(schema_path, "`required` must be a list"))?;
+            let required = required
+                .as_array()
+                .ok_or_else(|| self.invalid(schema_path, "`required` must be a list"))?;
             for name in required {
-                let name = name.as_str().ok_or_else(|| self.invalid(schema_path, "`required` must hold strings"))?;
+                let name = name
+                    .as_str()
+                    .ok_or_else(|| self.invalid(schema_path, "`required` must hold strings"))?;
                 if !map.contains_key(name) {
                     out.push(violation(&join(path, name), "missing required argument"));
                 }
@@ -172,16 +227,33 @@ impl Validator<'_> {
         for (key, item) in map {
             let item_path = join(path, key);
             if let Some(property) = properties.and_then(|properties| properties.get(key)) {
-                self.check(property, item, &item_path, &format!("{schema_path}/properties/{key}"), out)?;
+                self.check(
+                    property,
+                    item,
+                    &item_path,
+                    &format!("{schema_path}/properties/{key}"),
+                    out,
+                )?;
                 continue;
             }
             match schema.get("additionalProperties") {
                 None | Some(Value::Bool(true)) => {}
                 Some(Value::Bool(false)) => out.push(violation(&item_path, "unexpected argument")),
                 Some(extra @ Value::Object(_)) => {
-                    self.check(extra, item, &item_path, &format!("{schema_path}/additionalProperties"), out)?;
+                    self.check(
+                        extra,
+                        item,
+                        &item_path,
+                        &format!("{schema_path}/additionalProperties"),
+                        out,
+                    )?;
                 }
-                Some(_) => return Err(self.invalid(schema_path, "`additionalProperties` must be a bool or a schema")),
+                Some(_) => {
+                    return Err(self.invalid(
+                        schema_path,
+                        "`additionalProperties` must be a bool or a schema",
+                    ));
+                }
             }
         }
         Ok(())
@@ -191,7 +263,12 @@ impl Validator<'_> {
         let schema = match schema {
             Value::Bool(_) => return Ok(()),
             Value::Object(schema) => schema,
-            other => return Err(self.invalid(schema_path, format!("a schema must be an object, found {other}"))),
+            other => {
+                return Err(self.invalid(
+                    schema_path,
+                    format!("a schema must be an object, found {other}"),
+                ));
+            }
         };
         if let Some(types) = schema.get("type") {
             let names: Vec<&Value> = match types {
@@ -199,7 +276,9 @@ impl Validator<'_> {
                 single => vec![single],
             };
             for name in names {
-                let name = name.as_str().ok_or_else(|| self.invalid(schema_path, "`type` must be a string or a list of strings"))?;
+                let name = name.as_str().ok_or_else(|| {
+                    self.invalid(schema_path, "`type` must be a string or a list of strings")
+                })?;
                 self.type_matches(name, &Value::Null, schema_path)?;
             }
         }
@@ -209,7 +288,9 @@ impl Validator<'_> {
             }
         }
         if let Some(required) = schema.get("required") {
-            let valid = required.as_array().is_some_and(|names| names.iter().all(Value::is_string));
+            let valid = required
+                .as_array()
+                .is_some_and(|names| names.iter().all(Value::is_string));
             if !valid {
                 return Err(self.invalid(schema_path, "`required` must be a list of strings"));
             }
@@ -227,8 +308,12 @@ impl Validator<'_> {
             match schema.get(keyword) {
                 None | Some(Value::Bool(_)) | Some(Value::Array(_)) if keyword == "items" => {}
                 None | Some(Value::Bool(_)) => {}
-                Some(nested @ Value::Object(_)) => self.walk(nested, &format!("{schema_path}/{keyword}"))?,
-                Some(_) => return Err(self.invalid(schema_path, format!("`{keyword}` must be a schema"))),
+                Some(nested @ Value::Object(_)) => {
+                    self.walk(nested, &format!("{schema_path}/{keyword}"))?
+                }
+                Some(_) => {
+                    return Err(self.invalid(schema_path, format!("`{keyword}` must be a schema")));
+                }
             }
         }
         for keyword in ["anyOf", "oneOf"] {
@@ -257,11 +342,18 @@ impl Validator<'_> {
 }
 
 fn violation(path: &str, reason: impl Into<String>) -> SchemaViolation {
-    SchemaViolation { path: path.to_owned(), reason: reason.into() }
+    SchemaViolation {
+        path: path.to_owned(),
+        reason: reason.into(),
+    }
 }
 
 fn join(prefix: &str, name: &str) -> String {
-    if prefix.is_empty() { name.to_owned() } else { format!("{prefix}.{name}") }
+    if prefix.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{prefix}.{name}")
+    }
 }
 
 fn json_type(value: &Value) -> &'static str {
@@ -304,13 +396,22 @@ mod tests {
     fn violation_table() {
         let cases = [
             (json!({"city": "x"}), vec![]),
-            (json!({"city": "x", "days": 3, "scale": 2, "tags": ["a"], "mode": 4}), vec![]),
+            (
+                json!({"city": "x", "days": 3, "scale": 2, "tags": ["a"], "mode": 4}),
+                vec![],
+            ),
             (json!({}), vec!["city"]),
             (json!({"city": 1}), vec!["city"]),
             (json!({"city": "x", "days": 3.5}), vec!["days"]),
             (json!({"city": "x", "tags": ["a", 2]}), vec!["tags[1]"]),
-            (json!({"city": "x", "filter": {"min": 1}}), vec!["filter.max", "filter.min"]),
-            (json!({"city": "x", "mode": "b"}), vec![""; 0].into_iter().chain(["mode"]).collect()),
+            (
+                json!({"city": "x", "filter": {"min": 1}}),
+                vec!["filter.max", "filter.min"],
+            ),
+            (
+                json!({"city": "x", "mode": "b"}),
+                vec![""; 0].into_iter().chain(["mode"]).collect(),
+            ),
             (json!({"city": "x", "extra": 1}), vec![]),
             (json!([1]), vec![""]),
         ];
@@ -333,16 +434,29 @@ mod tests {
         ];
         for schema in cases {
             let err = validate_arguments("t", &schema, &json!({"a": 1})).expect_err("broken");
-            assert!(matches!(err, RewardError::InvalidSchema { ref tool, .. } if tool == "t"), "{schema}: {err}");
+            assert!(
+                matches!(err, RewardError::InvalidSchema { ref tool, .. } if tool == "t"),
+                "{schema}: {err}"
+            );
             assert!(check_schema("t", &schema).is_err(), "{schema}");
         }
         // Broken parts the arguments never reach are still found by `check_schema`.
         let deep = json!({"type": "object", "properties": {"a": {"type": "object",
             "properties": {"b": {"type": "strng"}}}}});
-        assert!(validate_arguments("t", &deep, &json!({})).expect("not reached").is_empty());
+        assert!(
+            validate_arguments("t", &deep, &json!({}))
+                .expect("not reached")
+                .is_empty()
+        );
         let err = check_schema("t", &deep).expect_err("deep");
-        assert!(matches!(err, RewardError::InvalidSchema { ref path, .. } if path == "/properties/a/properties/b"), "{err}");
-        for fine in [json!({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}), Value::Null] {
+        assert!(
+            matches!(err, RewardError::InvalidSchema { ref path, .. } if path == "/properties/a/properties/b"),
+            "{err}"
+        );
+        for fine in [
+            json!({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}),
+            Value::Null,
+        ] {
             check_schema("t", &fine).expect("valid");
         }
     }

@@ -16,7 +16,9 @@ pub fn mean_score(values: impl IntoIterator<Item = Option<f32>>) -> Option<f32> 
     let (sum, count) = values
         .into_iter()
         .flatten()
-        .fold((0.0_f64, 0_usize), |(sum, count), value| (sum + f64::from(value), count + 1));
+        .fold((0.0_f64, 0_usize), |(sum, count), value| {
+            (sum + f64::from(value), count + 1)
+        });
     (count > 0).then(|| (sum / count as f64) as f32)
 }
 
@@ -51,8 +53,10 @@ pub fn component_means(values: &[RewardValue]) -> Vec<ComponentMean> {
     names
         .into_iter()
         .map(|name| {
-            let applicable: Vec<Option<f32>> =
-                values.iter().filter_map(|value| value.component(name)).collect();
+            let applicable: Vec<Option<f32>> = values
+                .iter()
+                .filter_map(|value| value.component(name))
+                .collect();
             ComponentMean {
                 name: name.to_owned(),
                 mean: mean_score(applicable.iter().copied()),

@@ -50,7 +50,13 @@ impl fmt::Debug for Target {
         f.debug_struct("Target")
             .field("expected_calls", &self.expected_calls)
             .field("expected_answer", &self.expected_answer)
-            .field("verifier", &self.verifier.as_ref().map(|verifier| verifier.name().to_owned()))
+            .field(
+                "verifier",
+                &self
+                    .verifier
+                    .as_ref()
+                    .map(|verifier| verifier.name().to_owned()),
+            )
             .finish()
     }
 }
@@ -97,9 +103,11 @@ impl Target {
     pub fn from_task(task: &Task) -> Result<Self> {
         match task.data.get("target") {
             None | Some(Value::Null) => Ok(Self::default()),
-            Some(value) => serde_json::from_value(value.clone()).map_err(|err| {
-                RewardError::InvalidTarget { reason: format!("task `{}`: {err}", task.id) }
-            }),
+            Some(value) => {
+                serde_json::from_value(value.clone()).map_err(|err| RewardError::InvalidTarget {
+                    reason: format!("task `{}`: {err}", task.id),
+                })
+            }
         }
     }
 
@@ -133,10 +141,24 @@ mod tests {
 
     #[test]
     fn from_task_reads_data_target_and_names_the_task_on_error() {
-        let mut task = Task { id: "t1".into(), ..Task::default() };
-        assert!(Target::from_task(&task).expect("empty").expected_calls.is_none());
+        let mut task = Task {
+            id: "t1".into(),
+            ..Task::default()
+        };
+        assert!(
+            Target::from_task(&task)
+                .expect("empty")
+                .expected_calls
+                .is_none()
+        );
         task.data = json!({"target": {"expected_calls": []}});
-        assert_eq!(Target::from_task(&task).expect("valid").expected_calls.map(|c| c.len()), Some(0));
+        assert_eq!(
+            Target::from_task(&task)
+                .expect("valid")
+                .expected_calls
+                .map(|c| c.len()),
+            Some(0)
+        );
         task.data = json!({"target": {"expected_cals": []}});
         let err = Target::from_task(&task).expect_err("typo");
         assert!(err.to_string().contains("`t1`"), "{err}");

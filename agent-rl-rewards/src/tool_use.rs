@@ -8,7 +8,7 @@ use crate::format::ToolCallFormat;
 use crate::guards::{GuardConfig, Guards};
 use crate::matching::MatchOptions;
 use crate::outcome::Outcome;
-use crate::reward::{score_each, Component, Reward, RewardValue, Sample};
+use crate::reward::{Component, Reward, RewardValue, Sample, score_each};
 
 /// Weights of the standard recipe.
 ///
@@ -65,7 +65,12 @@ impl ToolUseConfig {
     /// # Errors
     /// [`RewardError::InvalidConfig`] naming the field and the inequality it breaks.
     pub fn validate(&self) -> Result<()> {
-        let invalid = |field: &str, reason: String| Err(RewardError::InvalidConfig { field: field.into(), reason });
+        let invalid = |field: &str, reason: String| {
+            Err(RewardError::InvalidConfig {
+                field: field.into(),
+                reason,
+            })
+        };
         for (field, weight) in [
             ("format_weight", self.format_weight),
             ("arguments_weight", self.arguments_weight),
@@ -77,7 +82,10 @@ impl ToolUseConfig {
         }
         let scale = self.failed_outcome_process_scale;
         if !(0.0..1.0).contains(&scale) {
-            return invalid("failed_outcome_process_scale", format!("must be in [0, 1), found {scale}"));
+            return invalid(
+                "failed_outcome_process_scale",
+                format!("must be in [0, 1), found {scale}"),
+            );
         }
         if let Some(guards) = &self.guards {
             guards.validate()?;
@@ -87,10 +95,16 @@ impl ToolUseConfig {
         if self.outcome_weight < process || self.outcome_weight <= 0.0 {
             return invalid(
                 "outcome_weight",
-                format!("must be > 0 and >= format_weight + arguments_weight = {process}, found {}", self.outcome_weight),
+                format!(
+                    "must be > 0 and >= format_weight + arguments_weight = {process}, found {}",
+                    self.outcome_weight
+                ),
             );
         }
-        let cap = self.guards.as_ref().map_or(0.0, |guards| guards.max_total_penalty);
+        let cap = self
+            .guards
+            .as_ref()
+            .map_or(0.0, |guards| guards.max_total_penalty);
         if scale * process + cap >= self.outcome_weight {
             return invalid(
                 "outcome_weight",
@@ -155,10 +169,22 @@ impl ToolUseReward {
         let config = &self.config;
         let format = ToolCallFormat.score_sample(sample)?;
         let arguments = self.arguments.score_sample(sample)?;
-        let outcome = self.outcome.succeeded(sample)?.map(|success| if success { 1.0 } else { 0.0 });
-        let penalties = self.guards.as_ref().map(|guards| guards.penalties(sample)).transpose()?;
-        let process = config.format_weight * format.unwrap_or(0.0) + config.arguments_weight * arguments.unwrap_or(0.0);
-        let scale = if outcome == Some(0.0) { config.failed_outcome_process_scale } else { 1.0 };
+        let outcome = self
+            .outcome
+            .succeeded(sample)?
+            .map(|success| if success { 1.0 } else { 0.0 });
+        let penalties = self
+            .guards
+            .as_ref()
+            .map(|guards| guards.penalties(sample))
+            .transpose()?;
+        let process = config.format_weight * format.unwrap_or(0.0)
+            + config.arguments_weight * arguments.unwrap_or(0.0);
+        let scale = if outcome == Some(0.0) {
+            config.failed_outcome_process_scale
+        } else {
+            1.0
+        };
         let penalty = penalties.as_ref().map_or(0.0, |penalties| penalties.total);
         let score = config.outcome_weight * outcome.unwrap_or(0.0) + scale * process - penalty;
         let mut components = vec![
@@ -168,10 +194,16 @@ impl ToolUseReward {
             Component::new("outcome", outcome),
         ];
         if let Some(penalties) = penalties {
-            components.push(Component::new("guards", Some(if penalty == 0.0 { 0.0 } else { -penalty })));
+            components.push(Component::new(
+                "guards",
+                Some(if penalty == 0.0 { 0.0 } else { -penalty }),
+            ));
             components.extend(penalties.components());
         }
-        Ok(RewardValue { score: Some(score), components })
+        Ok(RewardValue {
+            score: Some(score),
+            components,
+        })
     }
 }
 
@@ -193,21 +225,46 @@ mod tests {
     fn default_config_is_valid_and_matches_the_recipe() {
         let config = ToolUseConfig::default();
         config.validate().expect("default is valid");
-        assert_eq!((config.format_weight, config.arguments_weight, config.outcome_weight), (1.0, 1.0, 2.0));
+        assert_eq!(
+            (
+                config.format_weight,
+                config.arguments_weight,
+                config.outcome_weight
+            ),
+            (1.0, 1.0, 2.0)
+        );
     }
 
     #[test]
     fn configs_that_would_let_process_rewards_beat_the_outcome_are_rejected() {
         let cases = [
-            ToolUseConfig { outcome_weight: 1.5, ..ToolUseConfig::default() },
-            ToolUseConfig { failed_outcome_process_scale: 1.0, ..ToolUseConfig::default() },
-            ToolUseConfig { guards: Some(GuardConfig::default().with_max_total_penalty(1.0)), ..ToolUseConfig::default() },
-            ToolUseConfig { format_weight: -1.0, ..ToolUseConfig::default() },
-            ToolUseConfig { outcome_weight: f32::NAN, ..ToolUseConfig::default() },
+            ToolUseConfig {
+                outcome_weight: 1.5,
+                ..ToolUseConfig::default()
+            },
+            ToolUseConfig {
+                failed_outcome_process_scale: 1.0,
+                ..ToolUseConfig::default()
+            },
+            ToolUseConfig {
+                guards: Some(GuardConfig::default().with_max_total_penalty(1.0)),
+                ..ToolUseConfig::default()
+            },
+            ToolUseConfig {
+                format_weight: -1.0,
+                ..ToolUseConfig::default()
+            },
+            ToolUseConfig {
+                outcome_weight: f32::NAN,
+                ..ToolUseConfig::default()
+            },
         ];
         for config in cases {
             let err = ToolUseReward::new(config.clone()).expect_err("invalid");
-            assert!(matches!(err, RewardError::InvalidConfig { .. }), "{config:?}: {err}");
+            assert!(
+                matches!(err, RewardError::InvalidConfig { .. }),
+                "{config:?}: {err}"
+            );
         }
     }
 }

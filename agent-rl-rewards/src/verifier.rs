@@ -39,7 +39,9 @@ impl OutcomeVerifier for EnvironmentRewardVerifier {
     }
 
     fn verify(&self, trajectory: &Trajectory) -> Result<bool> {
-        Ok(trajectory.environment_reward.is_some_and(|reward| reward >= self.threshold))
+        Ok(trajectory
+            .environment_reward
+            .is_some_and(|reward| reward >= self.threshold))
     }
 }
 
@@ -62,7 +64,10 @@ where
 {
     /// A verifier called `name` running `check`.
     pub fn new(name: impl Into<String>, check: F) -> Self {
-        Self { name: name.into(), check }
+        Self {
+            name: name.into(),
+            check,
+        }
     }
 }
 

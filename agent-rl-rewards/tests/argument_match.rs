@@ -3,7 +3,7 @@
 use agent_rl_core::ToolCall;
 use agent_rl_rewards::matching::{ExpectedCall, MatchOptions};
 use agent_rl_rewards::{ArgumentMatch, Reward, RewardError, Sample, Target};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::support::{tool, trajectory, turn};
 
@@ -14,7 +14,10 @@ fn target() -> Target {
                 .with_argument("city", [json!("Paris")])
                 .with_argument("nights", [json!(2)])
                 .with_optional_argument("budget", [json!(120.0)])
-                .with_optional_argument("prefs", [json!({"floor": "high", "tags": ["quiet", "view"]})]),
+                .with_optional_argument(
+                    "prefs",
+                    [json!({"floor": "high", "tags": ["quiet", "view"]})],
+                ),
         )
         .add_expected_call(ExpectedCall::new("weather").with_argument("city", [json!("Paris")]))
 }
@@ -29,7 +32,10 @@ fn tools() -> Vec<agent_rl_core::ToolSpec> {
 
 fn score(calls: Vec<ToolCall>, reward: &ArgumentMatch) -> Option<f32> {
     let trajectory = trajectory(tools(), vec![turn("", calls, 0)]);
-    reward.score(Sample::new(&trajectory, &target())).expect("scores").score
+    reward
+        .score(Sample::new(&trajectory, &target()))
+        .expect("scores")
+        .score
 }
 
 fn book(arguments: Value) -> ToolCall {
@@ -46,49 +52,135 @@ fn argument_match_table() {
     let partial = ArgumentMatch::default();
     // (case, calls, score without partial credit, score with partial credit)
     let cases: Vec<(&str, Vec<ToolCall>, f32, f32)> = vec![
-        ("exact", vec![book(json!({"city": "Paris", "nights": 2})), weather()], 1.0, 1.0),
-        ("type mismatch", vec![book(json!({"city": "Paris", "nights": "2"})), weather()], 0.5, 0.875),
-        ("int where float expected", vec![book(json!({"city": "Paris", "nights": 2, "budget": 120})), weather()], 1.0, 1.0),
-        ("float where int expected", vec![book(json!({"city": "Paris", "nights": 2.0})), weather()], 0.5, 0.875),
-        ("optional omitted", vec![book(json!({"city": "paris", "nights": 2})), weather()], 1.0, 1.0),
-        ("wrong value", vec![book(json!({"city": "Rome", "nights": 2})), weather()], 0.5, 0.875),
-        ("extra argument", vec![book(json!({"city": "Paris", "nights": 2, "pets": true})), weather()], 0.5, 0.9),
-        ("missing required", vec![book(json!({"city": "Paris"})), weather()], 0.5, 0.875),
+        (
+            "exact",
+            vec![book(json!({"city": "Paris", "nights": 2})), weather()],
+            1.0,
+            1.0,
+        ),
+        (
+            "type mismatch",
+            vec![book(json!({"city": "Paris", "nights": "2"})), weather()],
+            0.5,
+            0.875,
+        ),
+        (
+            "int where float expected",
+            vec![
+                book(json!({"city": "Paris", "nights": 2, "budget": 120})),
+                weather(),
+            ],
+            1.0,
+            1.0,
+        ),
+        (
+            "float where int expected",
+            vec![book(json!({"city": "Paris", "nights": 2.0})), weather()],
+            0.5,
+            0.875,
+        ),
+        (
+            "optional omitted",
+            vec![book(json!({"city": "paris", "nights": 2})), weather()],
+            1.0,
+            1.0,
+        ),
+        (
+            "wrong value",
+            vec![book(json!({"city": "Rome", "nights": 2})), weather()],
+            0.5,
+            0.875,
+        ),
+        (
+            "extra argument",
+            vec![
+                book(json!({"city": "Paris", "nights": 2, "pets": true})),
+                weather(),
+            ],
+            0.5,
+            0.9,
+        ),
+        (
+            "missing required",
+            vec![book(json!({"city": "Paris"})), weather()],
+            0.5,
+            0.875,
+        ),
         (
             "nested dict and list right",
-            vec![book(json!({"city": "Paris", "nights": 2, "prefs": {"floor": "High", "tags": ["quiet", "view"]}})), weather()],
+            vec![
+                book(
+                    json!({"city": "Paris", "nights": 2, "prefs": {"floor": "High", "tags": ["quiet", "view"]}}),
+                ),
+                weather(),
+            ],
             1.0,
             1.0,
         ),
         (
             "nested list wrong",
-            vec![book(json!({"city": "Paris", "nights": 2, "prefs": {"floor": "high", "tags": ["view", "quiet"]}})), weather()],
+            vec![
+                book(
+                    json!({"city": "Paris", "nights": 2, "prefs": {"floor": "high", "tags": ["view", "quiet"]}}),
+                ),
+                weather(),
+            ],
             0.5,
             0.875,
         ),
         (
             "nested dict extra key",
-            vec![book(json!({"city": "Paris", "nights": 2, "prefs": {"floor": "high", "tags": ["quiet", "view"], "x": 1}})), weather()],
+            vec![
+                book(
+                    json!({"city": "Paris", "nights": 2, "prefs": {"floor": "high", "tags": ["quiet", "view"], "x": 1}}),
+                ),
+                weather(),
+            ],
             0.5,
             0.875,
         ),
-        ("parallel calls in another order", vec![weather(), book(json!({"city": "Paris", "nights": 2}))], 1.0, 1.0),
+        (
+            "parallel calls in another order",
+            vec![weather(), book(json!({"city": "Paris", "nights": 2}))],
+            1.0,
+            1.0,
+        ),
         ("one call missing", vec![weather()], 0.5, 0.5),
         ("no call", vec![], 0.0, 0.0),
-        ("wrong function", vec![ToolCall::new("other", json!({})), weather()], 0.5, 0.5),
+        (
+            "wrong function",
+            vec![ToolCall::new("other", json!({})), weather()],
+            0.5,
+            0.5,
+        ),
         (
             "one extra call",
-            vec![weather(), book(json!({"city": "Paris", "nights": 2})), ToolCall::new("other", json!({}))],
+            vec![
+                weather(),
+                book(json!({"city": "Paris", "nights": 2})),
+                ToolCall::new("other", json!({})),
+            ],
             2.0 / 3.0,
             2.0 / 3.0,
         ),
-        ("a repeated call earns nothing twice", vec![weather(), weather(), weather()], 0.5, 0.5),
+        (
+            "a repeated call earns nothing twice",
+            vec![weather(), weather(), weather()],
+            0.5,
+            0.5,
+        ),
     ];
     for (label, calls, strict_score, partial_score) in cases {
         let found = score(calls.clone(), &all_or_nothing).expect("applicable");
-        assert!((found - strict_score).abs() < 1e-6, "`{label}` all-or-nothing: {found} != {strict_score}");
+        assert!(
+            (found - strict_score).abs() < 1e-6,
+            "`{label}` all-or-nothing: {found} != {strict_score}"
+        );
         let found = score(calls, &partial).expect("applicable");
-        assert!((found - partial_score).abs() < 1e-6, "`{label}` partial: {found} != {partial_score}");
+        assert!(
+            (found - partial_score).abs() < 1e-6,
+            "`{label}` partial: {found} != {partial_score}"
+        );
     }
 }
 
@@ -102,7 +194,9 @@ fn repeated_calls_count_as_extra_without_deduplication() {
 #[test]
 fn not_applicable_without_expected_calls() {
     let trajectory = trajectory(tools(), vec![turn("hi", vec![weather()], 0)]);
-    let value = ArgumentMatch::default().score(Sample::new(&trajectory, &Target::new())).expect("scores");
+    let value = ArgumentMatch::default()
+        .score(Sample::new(&trajectory, &Target::new()))
+        .expect("scores");
     assert_eq!(value.score, None);
     assert_eq!(value.component("arguments"), Some(None));
 }
@@ -111,13 +205,23 @@ fn not_applicable_without_expected_calls() {
 fn no_call_expected_and_none_made_is_right() {
     let trajectory = trajectory(tools(), vec![turn("I cannot help with that.", vec![], 0)]);
     let target = Target::new().with_expected_calls([]);
-    let value = ArgumentMatch::default().score(Sample::new(&trajectory, &target)).expect("scores");
+    let value = ArgumentMatch::default()
+        .score(Sample::new(&trajectory, &target))
+        .expect("scores");
     assert_eq!(value.score, Some(1.0));
 }
 
 #[test]
 fn target_naming_an_unoffered_tool_is_an_error() {
-    let trajectory = trajectory(vec![tool("weather", &[("city", "string")])], vec![turn("", vec![weather()], 0)]);
-    let err = ArgumentMatch::default().score(Sample::new(&trajectory, &target())).expect_err("book not offered");
-    assert!(matches!(err, RewardError::UnknownTool { ref tool, .. } if tool == "book"), "{err}");
+    let trajectory = trajectory(
+        vec![tool("weather", &[("city", "string")])],
+        vec![turn("", vec![weather()], 0)],
+    );
+    let err = ArgumentMatch::default()
+        .score(Sample::new(&trajectory, &target()))
+        .expect_err("book not offered");
+    assert!(
+        matches!(err, RewardError::UnknownTool { ref tool, .. } if tool == "book"),
+        "{err}"
+    );
 }

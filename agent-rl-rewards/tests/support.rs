@@ -3,28 +3,45 @@
 use agent_rl_core::tool_calls::MalformedToolCall;
 use agent_rl_core::{AssistantTurn, FinishReason, ParsedOutput, ToolCall, ToolSpec, Trajectory};
 use agent_rl_rewards::{Result, Reward, RewardValue, Sample};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// An object schema with the given `(name, type)` properties, all required.
 pub fn tool(name: &str, properties: &[(&str, &str)]) -> ToolSpec {
-    let props: serde_json::Map<String, Value> =
-        properties.iter().map(|(key, kind)| ((*key).to_owned(), json!({"type": kind}))).collect();
+    let props: serde_json::Map<String, Value> = properties
+        .iter()
+        .map(|(key, kind)| ((*key).to_owned(), json!({"type": kind})))
+        .collect();
     let required: Vec<&str> = properties.iter().map(|(key, _)| *key).collect();
-    ToolSpec::new(name, "test tool", json!({"type": "object", "properties": props, "required": required}))
+    ToolSpec::new(
+        name,
+        "test tool",
+        json!({"type": "object", "properties": props, "required": required}),
+    )
 }
 
 /// A turn with `content`, well-formed `calls` and `malformed` fragments, stopped normally.
 pub fn turn(content: &str, calls: Vec<ToolCall>, malformed: usize) -> AssistantTurn {
     let mut text = content.to_owned();
     for call in &calls {
-        text.push_str(&format!("<tool_call>{}</tool_call>", json!({"name": call.name, "arguments": call.arguments})));
+        text.push_str(&format!(
+            "<tool_call>{}</tool_call>",
+            json!({"name": call.name, "arguments": call.arguments})
+        ));
     }
-    let malformed: Vec<MalformedToolCall> =
-        (0..malformed).map(|_| MalformedToolCall { raw: "{oops".into(), reason: "invalid JSON".into() }).collect();
+    let malformed: Vec<MalformedToolCall> = (0..malformed)
+        .map(|_| MalformedToolCall {
+            raw: "{oops".into(),
+            reason: "invalid JSON".into(),
+        })
+        .collect();
     let num_tokens = text.len() / 4 + 1;
     AssistantTurn {
         text,
-        parsed: ParsedOutput { content: content.to_owned(), tool_calls: calls, malformed },
+        parsed: ParsedOutput {
+            content: content.to_owned(),
+            tool_calls: calls,
+            malformed,
+        },
         finish_reason: FinishReason::Stop,
         num_tokens,
         observations: Vec::new(),
@@ -33,7 +50,13 @@ pub fn turn(content: &str, calls: Vec<ToolCall>, malformed: usize) -> AssistantT
 
 /// A trajectory offering `tools` with `turns` and a 256-token budget.
 pub fn trajectory(tools: Vec<ToolSpec>, turns: Vec<AssistantTurn>) -> Trajectory {
-    Trajectory { task_id: "task".into(), tools, turns, max_new_tokens: 256, ..Trajectory::default() }
+    Trajectory {
+        task_id: "task".into(),
+        tools,
+        turns,
+        max_new_tokens: 256,
+        ..Trajectory::default()
+    }
 }
 
 /// A reward returning fixed scores, looked up by the trajectory's `task_id` (an index).
@@ -51,7 +74,11 @@ impl Reward for TableReward {
         Ok(samples
             .iter()
             .map(|sample| {
-                let index: usize = sample.trajectory.task_id.parse().expect("task ids are indices");
+                let index: usize = sample
+                    .trajectory
+                    .task_id
+                    .parse()
+                    .expect("task ids are indices");
                 RewardValue::leaf(&self.name, self.scores[index])
             })
             .collect())
@@ -60,5 +87,10 @@ impl Reward for TableReward {
 
 /// Trajectories whose task ids are `0..count`.
 pub fn indexed_trajectories(count: usize) -> Vec<Trajectory> {
-    (0..count).map(|index| Trajectory { task_id: index.to_string(), ..Trajectory::default() }).collect()
+    (0..count)
+        .map(|index| Trajectory {
+            task_id: index.to_string(),
+            ..Trajectory::default()
+        })
+        .collect()
 }

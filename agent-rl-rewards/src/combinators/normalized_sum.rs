@@ -1,7 +1,7 @@
 //! [`NormalizedSum`]: normalise each reward within its group, then sum (GDPO-style).
 
 use crate::error::{Result, RewardError};
-use crate::reward::{check_batch_length, Component, Reward, RewardValue, Sample};
+use crate::reward::{Component, Reward, RewardValue, Sample, check_batch_length};
 
 /// Normalise-then-sum: each reward is standardised within each group of samples (the
 /// completions of one prompt), then the standardised scores are summed with weights.
@@ -24,7 +24,12 @@ pub struct NormalizedSum {
 impl NormalizedSum {
     /// An empty sum over groups of `group_size` samples, `epsilon = 1e-4`.
     pub fn new(name: impl Into<String>, group_size: usize) -> Self {
-        Self { name: name.into(), group_size, epsilon: 1e-4, terms: Vec::new() }
+        Self {
+            name: name.into(),
+            group_size,
+            epsilon: 1e-4,
+            terms: Vec::new(),
+        }
     }
 
     /// Adds `reward` with `weight`.
@@ -48,8 +53,12 @@ impl NormalizedSum {
                 reason: format!("must be finite and > 0, found {}", self.epsilon),
             });
         }
-        if self.group_size == 0 || batch_size % self.group_size != 0 {
-            return Err(RewardError::GroupSize { reward: self.name.clone(), batch_size, group_size: self.group_size });
+        if self.group_size == 0 || !batch_size.is_multiple_of(self.group_size) {
+            return Err(RewardError::GroupSize {
+                reward: self.name.clone(),
+                batch_size,
+                group_size: self.group_size,
+            });
         }
         Ok(())
     }
@@ -57,15 +66,27 @@ impl NormalizedSum {
 
 /// Standardises the `Some` values of one group in place.
 fn standardize(group: &mut [Option<f32>], epsilon: f32) {
-    let present: Vec<f64> = group.iter().flatten().map(|&score| f64::from(score)).collect();
+    let present: Vec<f64> = group
+        .iter()
+        .flatten()
+        .map(|&score| f64::from(score))
+        .collect();
     if present.is_empty() {
         return;
     }
     let mean = present.iter().sum::<f64>() / present.len() as f64;
-    let variance = present.iter().map(|score| (score - mean).powi(2)).sum::<f64>() / present.len() as f64;
+    let variance = present
+        .iter()
+        .map(|score| (score - mean).powi(2))
+        .sum::<f64>()
+        / present.len() as f64;
     let std = variance.sqrt();
     for score in group.iter_mut().flatten() {
-        *score = if std == 0.0 { 0.0 } else { ((f64::from(*score) - mean) / (std + f64::from(epsilon))) as f32 };
+        *score = if std == 0.0 {
+            0.0
+        } else {
+            ((f64::from(*score) - mean) / (std + f64::from(epsilon))) as f32
+        };
     }
 }
 
@@ -120,7 +141,10 @@ mod tests {
         standardize(&mut group, 1e-4);
         let a = group[0].expect("some");
         let c = group[2].expect("some");
-        assert!((a + c).abs() < 1e-6 && a < 0.0 && (c - 1.0).abs() < 1e-3, "{group:?}");
+        assert!(
+            (a + c).abs() < 1e-6 && a < 0.0 && (c - 1.0).abs() < 1e-3,
+            "{group:?}"
+        );
         assert_eq!(group[1], None);
         let mut equal = [Some(2.0), Some(2.0)];
         standardize(&mut equal, 1e-4);

@@ -1,7 +1,7 @@
 //! [`WeightedSum`]: `Σ weight_i × score_i` over the applicable rewards.
 
 use crate::error::Result;
-use crate::reward::{check_batch_length, Component, Reward, RewardValue, Sample};
+use crate::reward::{Component, Reward, RewardValue, Sample, check_batch_length};
 
 /// The weighted sum of several rewards, each scoring the whole batch once.
 ///
@@ -24,7 +24,10 @@ pub struct WeightedSum {
 impl WeightedSum {
     /// An empty sum called `name`.
     pub fn new(name: impl Into<String>) -> Self {
-        Self { name: name.into(), terms: Vec::new() }
+        Self {
+            name: name.into(),
+            terms: Vec::new(),
+        }
     }
 
     /// Adds `reward` with `weight`.

@@ -17,7 +17,10 @@ pub struct OverlongConfig {
 
 impl Default for OverlongConfig {
     fn default() -> Self {
-        Self { buffer_fraction: 0.25, max_penalty: 0.2 }
+        Self {
+            buffer_fraction: 0.25,
+            max_penalty: 0.2,
+        }
     }
 }
 
@@ -91,22 +94,34 @@ impl GuardConfig {
             ("empty_answer_penalty", self.empty_answer_penalty),
             ("truncated_turn_penalty", self.truncated_turn_penalty),
             ("max_total_penalty", self.max_total_penalty),
-            ("overlong.max_penalty", self.overlong.as_ref().map_or(0.0, |o| o.max_penalty)),
+            (
+                "overlong.max_penalty",
+                self.overlong.as_ref().map_or(0.0, |o| o.max_penalty),
+            ),
         ];
         for (field, value) in non_negative {
             if !(value.is_finite() && value >= 0.0) {
-                return Err(invalid(field, format!("must be finite and >= 0, found {value}")));
+                return Err(invalid(
+                    field,
+                    format!("must be finite and >= 0, found {value}"),
+                ));
             }
         }
         if let Some(overlong) = &self.overlong
             && !(overlong.buffer_fraction > 0.0 && overlong.buffer_fraction <= 1.0)
         {
-            return Err(invalid("overlong.buffer_fraction", format!("must be in (0, 1], found {}", overlong.buffer_fraction)));
+            return Err(invalid(
+                "overlong.buffer_fraction",
+                format!("must be in (0, 1], found {}", overlong.buffer_fraction),
+            ));
         }
         Ok(())
     }
 }
 
 fn invalid(field: &str, reason: String) -> RewardError {
-    RewardError::InvalidConfig { field: format!("guards.{field}"), reason }
+    RewardError::InvalidConfig {
+        field: format!("guards.{field}"),
+        reason,
+    }
 }

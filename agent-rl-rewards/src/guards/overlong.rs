@@ -18,7 +18,8 @@ pub fn overlong_penalty(num_tokens: usize, max_new_tokens: usize, config: &Overl
     if max_new_tokens == 0 {
         return 0.0;
     }
-    let buffer = ((config.buffer_fraction as f64 * max_new_tokens as f64).ceil() as usize).clamp(1, max_new_tokens);
+    let buffer = ((config.buffer_fraction as f64 * max_new_tokens as f64).ceil() as usize)
+        .clamp(1, max_new_tokens);
     let free = max_new_tokens - buffer;
     if num_tokens <= free {
         0.0

@@ -8,7 +8,7 @@ use super::config::GuardConfig;
 use super::overlong::overlong_penalty;
 use crate::audit::CallAudit;
 use crate::error::Result;
-use crate::reward::{score_each, Component, Reward, RewardValue, Sample};
+use crate::reward::{Component, Reward, RewardValue, Sample, score_each};
 
 /// The penalty of each guard for one episode (each `>= 0`) and the capped total.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -37,11 +37,20 @@ impl GuardPenalties {
         let negative = |value: f32| if value == 0.0 { 0.0 } else { -value };
         vec![
             Component::new("guards/extra_calls", self.extra_calls.map(negative)),
-            Component::new("guards/duplicate_calls", Some(negative(self.duplicate_calls))),
-            Component::new("guards/hallucinated_tools", Some(negative(self.hallucinated_tools))),
+            Component::new(
+                "guards/duplicate_calls",
+                Some(negative(self.duplicate_calls)),
+            ),
+            Component::new(
+                "guards/hallucinated_tools",
+                Some(negative(self.hallucinated_tools)),
+            ),
             Component::new("guards/invalid_calls", Some(negative(self.invalid_calls))),
             Component::new("guards/empty_answer", self.empty_answer.map(negative)),
-            Component::new("guards/truncated_turns", Some(negative(self.truncated_turns))),
+            Component::new(
+                "guards/truncated_turns",
+                Some(negative(self.truncated_turns)),
+            ),
             Component::new("guards/overlong", self.overlong.map(negative)),
         ]
     }
@@ -80,15 +89,27 @@ impl Guards {
         let target = sample.target;
         let audit = CallAudit::of(trajectory)?;
         let per = |count: usize, penalty: f32| count as f32 * penalty;
-        let extra_calls = target
-            .expected_calls
-            .as_ref()
-            .map(|expected| per(audit.attempts.saturating_sub(expected.len()), config.extra_call_penalty));
-        let empty_answer = target.checks_final_state().then(|| {
-            let empty = trajectory.final_answer().is_none_or(|answer| answer.trim().is_empty());
-            if empty { config.empty_answer_penalty } else { 0.0 }
+        let extra_calls = target.expected_calls.as_ref().map(|expected| {
+            per(
+                audit.attempts.saturating_sub(expected.len()),
+                config.extra_call_penalty,
+            )
         });
-        let truncated = trajectory.turns.iter().filter(|turn| turn.finish_reason == FinishReason::Length).count();
+        let empty_answer = target.checks_final_state().then(|| {
+            let empty = trajectory
+                .final_answer()
+                .is_none_or(|answer| answer.trim().is_empty());
+            if empty {
+                config.empty_answer_penalty
+            } else {
+                0.0
+            }
+        });
+        let truncated = trajectory
+            .turns
+            .iter()
+            .filter(|turn| turn.finish_reason == FinishReason::Length)
+            .count();
         let overlong = config.overlong.as_ref().map(|overlong| {
             trajectory
                 .turns
@@ -100,7 +121,10 @@ impl Guards {
             extra_calls,
             duplicate_calls: per(audit.duplicates, config.duplicate_call_penalty),
             hallucinated_tools: per(audit.unknown_tool, config.hallucinated_tool_penalty),
-            invalid_calls: per(audit.malformed + audit.invalid_arguments, config.invalid_call_penalty),
+            invalid_calls: per(
+                audit.malformed + audit.invalid_arguments,
+                config.invalid_call_penalty,
+            ),
             empty_answer,
             truncated_turns: per(truncated, config.truncated_turn_penalty),
             overlong,
@@ -127,7 +151,11 @@ impl Reward for Guards {
         self.config.validate()?;
         score_each(samples, |sample| {
             let penalties = self.penalties(sample)?;
-            let score = Some(if penalties.total == 0.0 { 0.0 } else { -penalties.total });
+            let score = Some(if penalties.total == 0.0 {
+                0.0
+            } else {
+                -penalties.total
+            });
             let mut components = vec![Component::new(self.name(), score)];
             components.extend(penalties.components());
             Ok(RewardValue { score, components })

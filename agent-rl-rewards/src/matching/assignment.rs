@@ -18,14 +18,18 @@
 pub fn max_weight_assignment(weights: &[Vec<f64>]) -> Vec<Option<usize>> {
     let rows = weights.len();
     let columns = weights.first().map_or(0, Vec::len);
-    assert!(weights.iter().all(|row| row.len() == columns), "weight matrix must be rectangular");
+    assert!(
+        weights.iter().all(|row| row.len() == columns),
+        "weight matrix must be rectangular"
+    );
     if rows == 0 || columns == 0 {
         return vec![None; rows];
     }
     if rows <= columns {
         min_cost_rows_to_columns(rows, columns, |row, column| -weights[row][column])
     } else {
-        let by_column = min_cost_rows_to_columns(columns, rows, |column, row| -weights[row][column]);
+        let by_column =
+            min_cost_rows_to_columns(columns, rows, |column, row| -weights[row][column]);
         let mut assignment = vec![None; rows];
         for (column, row) in by_column.into_iter().enumerate() {
             if let Some(row) = row {
@@ -107,7 +111,11 @@ mod tests {
     use proptest::prelude::*;
 
     fn total(weights: &[Vec<f64>], assignment: &[Option<usize>]) -> f64 {
-        assignment.iter().enumerate().filter_map(|(row, column)| column.map(|c| weights[row][c])).sum()
+        assignment
+            .iter()
+            .enumerate()
+            .filter_map(|(row, column)| column.map(|c| weights[row][c]))
+            .sum()
     }
 
     fn brute_force(weights: &[Vec<f64>]) -> f64 {

@@ -79,7 +79,10 @@ pub fn match_call(actual: &ToolCall, expected: &ExpectedCall, options: &MatchOpt
             arguments_correct: 0,
             mismatches: vec![Mismatch::new(
                 "",
-                MismatchKind::WrongFunction { expected: expected.name.clone(), found: actual.name.clone() },
+                MismatchKind::WrongFunction {
+                    expected: expected.name.clone(),
+                    found: actual.name.clone(),
+                },
             )],
         };
     }
@@ -90,7 +93,9 @@ pub fn match_call(actual: &ToolCall, expected: &ExpectedCall, options: &MatchOpt
             arguments_correct: 0,
             mismatches: vec![Mismatch::new(
                 "",
-                MismatchKind::ArgumentsNotObject { found: ValueKind::of(&actual.arguments) },
+                MismatchKind::ArgumentsNotObject {
+                    found: ValueKind::of(&actual.arguments),
+                },
             )],
         };
     };

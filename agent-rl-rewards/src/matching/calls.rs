@@ -4,7 +4,7 @@ use agent_rl_core::ToolCall;
 use serde::Serialize;
 
 use super::assignment::max_weight_assignment;
-use super::call::{match_call, CallMatch};
+use super::call::{CallMatch, match_call};
 use super::expected::ExpectedCall;
 use super::options::MatchOptions;
 
@@ -40,14 +40,21 @@ pub struct CallsMatch {
 impl CallsMatch {
     /// Sum of the pairs' credit.
     pub fn credit(&self) -> f64 {
-        self.pairs.iter().map(|pair| pair.result.credit(self.partial_credit)).sum()
+        self.pairs
+            .iter()
+            .map(|pair| pair.result.credit(self.partial_credit))
+            .sum()
     }
 
     /// Score in `[0, 1]`: credit divided by `max(expected, actual)` calls, so that missing calls
     /// and extra calls both cost; `1` when nothing was expected and nothing was called.
     pub fn score(&self) -> f64 {
         let denominator = self.num_actual.max(self.num_expected);
-        if denominator == 0 { 1.0 } else { self.credit() / denominator as f64 }
+        if denominator == 0 {
+            1.0
+        } else {
+            self.credit() / denominator as f64
+        }
     }
 
     /// True when every expected call is matched exactly and there is no other call (BFCL's
@@ -82,10 +89,19 @@ impl CallsMatch {
 /// assert!(result.is_exact());
 /// assert_eq!(result.score(), 1.0);
 /// ```
-pub fn match_calls(actual: &[ToolCall], expected: &[ExpectedCall], options: &MatchOptions) -> CallsMatch {
+pub fn match_calls(
+    actual: &[ToolCall],
+    expected: &[ExpectedCall],
+    options: &MatchOptions,
+) -> CallsMatch {
     let results: Vec<Vec<CallMatch>> = actual
         .iter()
-        .map(|call| expected.iter().map(|want| match_call(call, want, options)).collect())
+        .map(|call| {
+            expected
+                .iter()
+                .map(|want| match_call(call, want, options))
+                .collect()
+        })
         .collect();
     // Credit decides; among assignments of equal credit, a tiny tie-break prefers pairing calls
     // of the same function and with more right arguments (it sums to less than 0.001, below any
@@ -120,8 +136,12 @@ pub fn match_calls(actual: &[ToolCall], expected: &[ExpectedCall], options: &Mat
     }
     let paired_actual: Vec<usize> = pairs.iter().map(|pair| pair.actual).collect();
     CallsMatch {
-        unmatched_actual: (0..actual.len()).filter(|index| !paired_actual.contains(index)).collect(),
-        unmatched_expected: (0..expected.len()).filter(|index| !expected_used[*index]).collect(),
+        unmatched_actual: (0..actual.len())
+            .filter(|index| !paired_actual.contains(index))
+            .collect(),
+        unmatched_expected: (0..expected.len())
+            .filter(|index| !expected_used[*index])
+            .collect(),
         pairs,
         num_actual: actual.len(),
         num_expected: expected.len(),

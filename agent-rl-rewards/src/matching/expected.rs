@@ -17,7 +17,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::error::{RewardError, Result};
+use crate::error::{Result, RewardError};
 
 /// One acceptable value of an argument (or of a nested field).
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +53,10 @@ impl ValuePattern {
         match self {
             ValuePattern::Literal(value) => value.clone(),
             ValuePattern::Object(fields) => Value::Object(
-                fields.iter().map(|field| (field.name.clone(), field.alternatives_json())).collect(),
+                fields
+                    .iter()
+                    .map(|field| (field.name.clone(), field.alternatives_json()))
+                    .collect(),
             ),
             ValuePattern::List(items) => Value::Array(items.iter().map(Self::to_bfcl).collect()),
         }
@@ -96,7 +99,10 @@ impl ExpectedArgument {
             Value::Array(items) => items.iter().map(ValuePattern::from_bfcl).collect(),
             single => vec![ValuePattern::from_bfcl(single)],
         };
-        Self { name: name.to_owned(), acceptable }
+        Self {
+            name: name.to_owned(),
+            acceptable,
+        }
     }
 
     /// True when the argument may be left out (`""` is among the acceptable values).
@@ -137,7 +143,10 @@ pub struct ExpectedCall {
 impl ExpectedCall {
     /// A call to `name` with no arguments yet.
     pub fn new(name: impl Into<String>) -> Self {
-        Self { name: name.into(), arguments: Vec::new() }
+        Self {
+            name: name.into(),
+            arguments: Vec::new(),
+        }
     }
 
     /// Adds a required argument accepting any of `acceptable`.
@@ -159,7 +168,9 @@ impl ExpectedCall {
         acceptable: impl IntoIterator<Item = Value>,
     ) -> Self {
         let mut argument = ExpectedArgument::new(name, acceptable);
-        argument.acceptable.push(ValuePattern::Literal(Value::String(String::new())));
+        argument
+            .acceptable
+            .push(ValuePattern::Literal(Value::String(String::new())));
         self.arguments.push(argument);
         self
     }
@@ -171,8 +182,10 @@ impl ExpectedCall {
         name: impl Into<String>,
         acceptable: impl IntoIterator<Item = ValuePattern>,
     ) -> Self {
-        self.arguments
-            .push(ExpectedArgument { name: name.into(), acceptable: acceptable.into_iter().collect() });
+        self.arguments.push(ExpectedArgument {
+            name: name.into(),
+            acceptable: acceptable.into_iter().collect(),
+        });
         self
     }
 
@@ -205,7 +218,9 @@ impl ExpectedCall {
             (Some(entry), None) => entry,
             _ => return Err(invalid("must have exactly one function name as key")),
         };
-        let arguments = arguments.as_object().ok_or_else(|| invalid("arguments not an object"))?;
+        let arguments = arguments
+            .as_object()
+            .ok_or_else(|| invalid("arguments not an object"))?;
         Ok(Self {
             name: name.clone(),
             arguments: arguments
@@ -261,7 +276,10 @@ impl<'de> Deserialize<'de> for ExpectedCall {
                 )));
             }
         };
-        Ok(Self { name: name.to_owned(), arguments })
+        Ok(Self {
+            name: name.to_owned(),
+            arguments,
+        })
     }
 }
 
@@ -279,19 +297,29 @@ mod tests {
         }}))
         .expect("valid");
         let guest = call.argument("guest").expect("guest");
-        let ValuePattern::Object(fields) = &guest.acceptable[0] else { panic!("object pattern") };
+        let ValuePattern::Object(fields) = &guest.acceptable[0] else {
+            panic!("object pattern")
+        };
         assert!(fields[1].is_optional());
         let rooms = call.argument("rooms").expect("rooms");
         assert!(matches!(&rooms.acceptable[0], ValuePattern::List(items) if items.len() == 2));
         let dates = call.argument("dates").expect("dates");
-        assert_eq!(dates.acceptable[0], ValuePattern::Literal(json!(["2024-01-01", "2024-01-02"])));
+        assert_eq!(
+            dates.acceptable[0],
+            ValuePattern::Literal(json!(["2024-01-01", "2024-01-02"]))
+        );
         let back = ExpectedCall::from_bfcl(&call.to_bfcl()).expect("round trip");
         assert_eq!(back, call);
     }
 
     #[test]
     fn bfcl_shape_errors_are_typed() {
-        for bad in [json!([1]), json!({}), json!({"f": {}, "g": {}}), json!({"f": 3})] {
+        for bad in [
+            json!([1]),
+            json!({}),
+            json!({"f": {}, "g": {}}),
+            json!({"f": 3}),
+        ] {
             let err = ExpectedCall::from_bfcl(&bad).expect_err("invalid");
             assert!(matches!(err, RewardError::InvalidTarget { .. }), "{err}");
         }
@@ -303,7 +331,10 @@ mod tests {
             .with_argument("a", [json!(1), json!(1.5)])
             .with_optional_argument("b", [json!("x")]);
         let json = serde_json::to_value(&call).expect("serialise");
-        assert_eq!(json, json!({"name": "f", "arguments": {"a": [1, 1.5], "b": ["x", ""]}}));
+        assert_eq!(
+            json,
+            json!({"name": "f", "arguments": {"a": [1, 1.5], "b": ["x", ""]}})
+        );
         let back: ExpectedCall = serde_json::from_value(json).expect("deserialise");
         assert_eq!(back, call);
     }

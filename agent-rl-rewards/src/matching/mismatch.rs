@@ -114,13 +114,20 @@ pub struct Mismatch {
 impl Mismatch {
     /// A mismatch of `kind` at `path`.
     pub fn new(path: impl Into<String>, kind: MismatchKind) -> Self {
-        Self { path: path.into(), kind }
+        Self {
+            path: path.into(),
+            kind,
+        }
     }
 }
 
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = if self.path.is_empty() { String::new() } else { format!("`{}`: ", self.path) };
+        let at = if self.path.is_empty() {
+            String::new()
+        } else {
+            format!("`{}`: ", self.path)
+        };
         match &self.kind {
             MismatchKind::WrongFunction { expected, found } => {
                 write!(f, "{at}called `{found}`, expected `{expected}`")

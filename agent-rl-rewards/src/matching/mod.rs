@@ -30,8 +30,8 @@ mod options;
 mod value;
 
 pub use assignment::max_weight_assignment;
-pub use call::{match_call, CallMatch};
-pub use calls::{match_calls, CallPair, CallsMatch};
+pub use call::{CallMatch, match_call};
+pub use calls::{CallPair, CallsMatch, match_calls};
 pub use expected::{ExpectedArgument, ExpectedCall, ValuePattern};
 pub use mismatch::{Mismatch, MismatchKind, ValueKind};
 pub use options::{MatchOptions, StringNormalization};

@@ -25,12 +25,18 @@ impl Default for StringNormalization {
 impl StringNormalization {
     /// BFCL's normalisation: lowercase, and ignore spaces and the punctuation `,./-_*^`.
     pub fn bfcl() -> Self {
-        Self { lowercase: true, ignored_chars: " ,./-_*^".to_owned() }
+        Self {
+            lowercase: true,
+            ignored_chars: " ,./-_*^".to_owned(),
+        }
     }
 
     /// No normalisation: strings must be identical.
     pub fn exact() -> Self {
-        Self { lowercase: false, ignored_chars: String::new() }
+        Self {
+            lowercase: false,
+            ignored_chars: String::new(),
+        }
     }
 
     /// Applies the normalisation to `text`.
@@ -42,7 +48,11 @@ impl StringNormalization {
     /// ```
     pub fn apply(&self, text: &str) -> String {
         let kept = text.chars().filter(|c| !self.ignored_chars.contains(*c));
-        if self.lowercase { kept.flat_map(char::to_lowercase).collect() } else { kept.collect() }
+        if self.lowercase {
+            kept.flat_map(char::to_lowercase).collect()
+        } else {
+            kept.collect()
+        }
     }
 }
 
@@ -86,7 +96,10 @@ impl MatchOptions {
 
     /// Strict comparison: strings must be identical, otherwise as [`MatchOptions::bfcl`].
     pub fn strict() -> Self {
-        Self { string_normalization: None, ..Self::bfcl() }
+        Self {
+            string_normalization: None,
+            ..Self::bfcl()
+        }
     }
 
     /// Sets [`MatchOptions::partial_credit`].

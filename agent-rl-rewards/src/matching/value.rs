@@ -33,10 +33,17 @@ pub fn match_alternatives(
     if actual.as_str() == Some("") && acceptable.iter().any(ValuePattern::is_omission_marker) {
         return Ok(());
     }
-    let candidates: Vec<&ValuePattern> =
-        acceptable.iter().filter(|pattern| !pattern.is_omission_marker()).collect();
+    let candidates: Vec<&ValuePattern> = acceptable
+        .iter()
+        .filter(|pattern| !pattern.is_omission_marker())
+        .collect();
     if candidates.is_empty() {
-        return Err(Mismatch::new(path, MismatchKind::WrongValue { found: actual.clone() }));
+        return Err(Mismatch::new(
+            path,
+            MismatchKind::WrongValue {
+                found: actual.clone(),
+            },
+        ));
     }
     let found = ValueKind::of(actual);
     let mut first_error = None;
@@ -79,7 +86,11 @@ pub fn match_pattern(
             let Value::Object(map) = actual else {
                 return Err(wrong_type(ValueKind::Object, actual, path));
             };
-            match match_fields(map, fields, options, path).mismatches.into_iter().next() {
+            match match_fields(map, fields, options, path)
+                .mismatches
+                .into_iter()
+                .next()
+            {
                 Some(mismatch) => Err(mismatch),
                 None => Ok(()),
             }
@@ -133,13 +144,25 @@ pub fn match_literal(
                 }
             }
             if let Some(key) = map.keys().find(|key| !fields.contains_key(*key)) {
-                return Err(Mismatch::new(join(path, key), MismatchKind::UnexpectedArgument));
+                return Err(Mismatch::new(
+                    join(path, key),
+                    MismatchKind::UnexpectedArgument,
+                ));
             }
             true
         }
         (a, e) => a == e,
     };
-    if equal { Ok(()) } else { Err(Mismatch::new(path, MismatchKind::WrongValue { found: actual.clone() })) }
+    if equal {
+        Ok(())
+    } else {
+        Err(Mismatch::new(
+            path,
+            MismatchKind::WrongValue {
+                found: actual.clone(),
+            },
+        ))
+    }
 }
 
 /// Result of matching an object's fields against expected arguments.
@@ -177,7 +200,10 @@ pub(crate) fn match_fields(
     for key in actual.keys() {
         if !expected.iter().any(|argument| &argument.name == key) {
             outcome.checked += 1;
-            outcome.mismatches.push(Mismatch::new(join(prefix, key), MismatchKind::UnexpectedArgument));
+            outcome.mismatches.push(Mismatch::new(
+                join(prefix, key),
+                MismatchKind::UnexpectedArgument,
+            ));
         }
     }
     outcome
@@ -198,7 +224,10 @@ fn kinds_compatible(found: ValueKind, wanted: ValueKind, options: &MatchOptions)
 
 fn numbers_equal(actual: &Number, expected: &Number, tolerance: f64) -> bool {
     let as_int = |number: &Number| {
-        number.as_i64().map(i128::from).or_else(|| number.as_u64().map(i128::from))
+        number
+            .as_i64()
+            .map(i128::from)
+            .or_else(|| number.as_u64().map(i128::from))
     };
     if let (Some(a), Some(e)) = (as_int(actual), as_int(expected))
         && tolerance == 0.0
@@ -212,19 +241,32 @@ fn numbers_equal(actual: &Number, expected: &Number, tolerance: f64) -> bool {
 }
 
 fn wrong_type(wanted: ValueKind, actual: &Value, path: &str) -> Mismatch {
-    Mismatch::new(path, MismatchKind::WrongType { expected: vec![wanted], found: ValueKind::of(actual) })
+    Mismatch::new(
+        path,
+        MismatchKind::WrongType {
+            expected: vec![wanted],
+            found: ValueKind::of(actual),
+        },
+    )
 }
 
 fn check_length(expected: usize, found: usize, path: &str) -> Result<(), Mismatch> {
     if expected == found {
         Ok(())
     } else {
-        Err(Mismatch::new(path, MismatchKind::WrongLength { expected, found }))
+        Err(Mismatch::new(
+            path,
+            MismatchKind::WrongLength { expected, found },
+        ))
     }
 }
 
 fn join(prefix: &str, name: &str) -> String {
-    if prefix.is_empty() { name.to_owned() } else { format!("{prefix}.{name}") }
+    if prefix.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{prefix}.{name}")
+    }
 }
 
 #[cfg(test)]
@@ -241,7 +283,13 @@ mod tests {
         assert!(literal(json!(3), json!(3.0)).is_ok());
         assert!(literal(json!(3), json!(3)).is_ok());
         let err = literal(json!(3.0), json!(3)).expect_err("float for int");
-        assert_eq!(err.kind, MismatchKind::WrongType { expected: vec![ValueKind::Integer], found: ValueKind::Float });
+        assert_eq!(
+            err.kind,
+            MismatchKind::WrongType {
+                expected: vec![ValueKind::Integer],
+                found: ValueKind::Float
+            }
+        );
         let strict = MatchOptions::bfcl().with_int_as_float(false);
         assert!(match_literal(&json!(3), &json!(3.0), &strict, "x").is_err());
         assert!(literal(json!(3), json!(3.5)).is_err());
@@ -258,21 +306,40 @@ mod tests {
 
     #[test]
     fn strings_normalise_at_every_depth() {
-        assert!(literal(json!(["New York", {"k": "A-B"}]), json!(["new york", {"k": "ab"}])).is_ok());
+        assert!(
+            literal(
+                json!(["New York", {"k": "A-B"}]),
+                json!(["new york", {"k": "ab"}])
+            )
+            .is_ok()
+        );
         let exact = MatchOptions::strict();
         assert!(match_literal(&json!("New York"), &json!("new york"), &exact, "x").is_err());
     }
 
     #[test]
     fn nested_paths_name_the_failing_element() {
-        let err = literal(json!({"a": [1, {"b": 2}]}), json!({"a": [1, {"b": 3}]})).expect_err("differs");
+        let err =
+            literal(json!({"a": [1, {"b": 2}]}), json!({"a": [1, {"b": 3}]})).expect_err("differs");
         assert_eq!(err.path, "x.a[1].b");
         let err = literal(json!({"a": 1, "z": 0}), json!({"a": 1})).expect_err("extra key");
-        assert_eq!((err.path.as_str(), err.kind), ("x.z", MismatchKind::UnexpectedArgument));
+        assert_eq!(
+            (err.path.as_str(), err.kind),
+            ("x.z", MismatchKind::UnexpectedArgument)
+        );
         let err = literal(json!({}), json!({"a": 1})).expect_err("missing key");
-        assert_eq!((err.path.as_str(), err.kind), ("x.a", MismatchKind::MissingRequired));
+        assert_eq!(
+            (err.path.as_str(), err.kind),
+            ("x.a", MismatchKind::MissingRequired)
+        );
         let err = literal(json!([1]), json!([1, 2])).expect_err("length");
-        assert_eq!(err.kind, MismatchKind::WrongLength { expected: 2, found: 1 });
+        assert_eq!(
+            err.kind,
+            MismatchKind::WrongLength {
+                expected: 2,
+                found: 1
+            }
+        );
     }
 
     #[test]
