@@ -266,11 +266,19 @@ fn score(reward: &ToolUseReward, trajectory: &Trajectory, target: &Target) -> f3
         .expect("always applicable")
 }
 
-/// Inserts `extra` into the episode's turns (spread over them), updating text and token counts.
+/// Inserts `extra` into the episode: into existing turns, or (for every fifth position) as a new
+/// call-only turn before the final answer; text and token counts grow accordingly.
 fn add_calls(trajectory: &Trajectory, extra: &[ToolCall], positions: &[usize]) -> Trajectory {
     let mut padded = trajectory.clone();
     for (call, position) in extra.iter().zip(positions.iter().cycle()) {
         let turn_count = padded.turns.len();
+        if position % 5 == 4 {
+            padded.turns.insert(
+                turn_count.saturating_sub(1),
+                turn("", vec![call.clone()], 0),
+            );
+            continue;
+        }
         let turn = &mut padded.turns[position % turn_count];
         let at = position % (turn.parsed.tool_calls.len() + 1);
         turn.parsed.tool_calls.insert(at, call.clone());
