@@ -1,8 +1,23 @@
 //! # agent-rl
 //!
 //! Fine-tune LLM agents for tool use with SFT, RLHF and GRPO on burn. This facade re-exports the
-//! workspace crates; the `agent-rl` binary and the `examples/` are thin mains over them.
+//! workspace crates and picks the backends; the `agent-rl` binary and the `examples/` are thin
+//! mains over it.
+//!
+//! ```
+//! use agent_rl::backend::CpuBackend;
+//! use agent_rl::core::generation::{SamplingConfig, generate_ids};
+//! use agent_rl::core::weights::random_model;
+//! use agent_rl::core::Qwen2Config;
+//!
+//! let model = random_model::<CpuBackend>(&Qwen2Config::tiny(), 0, 0.3, &Default::default())?;
+//! let out = generate_ids(&model, &[vec![1, 2, 3]], &SamplingConfig::greedy(4), &[])?;
+//! assert_eq!(out[0].token_ids.len(), 4);
+//! # Ok::<(), agent_rl::core::CoreError>(())
+//! ```
 #![warn(missing_docs)]
+
+pub mod backend;
 
 pub use agent_rl_algos as algos;
 pub use agent_rl_core as core;

@@ -1,1 +1,4 @@
-//! integration tests
+//! Integration tests of the `agent-rl` facade and CLI, one binary.
+#![allow(clippy::unwrap_used)]
+
+mod cli;

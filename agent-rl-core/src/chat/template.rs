@@ -89,6 +89,33 @@ fn strftime_now(format: String) -> String {
     out
 }
 
+/// Rewrites HF's `{% generation %}…{% endgeneration %}` blocks (transformers' assistant-mask
+/// extension; they render their body unchanged) as `{% if true %}…{% endif %}`, keeping the
+/// whitespace-control dashes.
+fn rewrite_generation_blocks(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(start) = rest.find("{%") {
+        out.push_str(&rest[..start]);
+        let tag = &rest[start..];
+        let Some(end) = tag.find("%}") else {
+            out.push_str(tag);
+            return out;
+        };
+        let inner = &tag[2..end];
+        let left = if inner.starts_with('-') { "-" } else { "" };
+        let right = if inner.ends_with('-') { "-" } else { "" };
+        match inner.trim_matches('-').trim() {
+            "generation" => out.push_str(&format!("{{%{left} if true {right}%}}")),
+            "endgeneration" => out.push_str(&format!("{{%{left} endif {right}%}}")),
+            _ => out.push_str(&tag[..end + 2]),
+        }
+        rest = &tag[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
 impl ChatTemplate {
     /// Compiles `source`; `source_name` is used in error messages (e.g. the file path).
     ///
@@ -104,7 +131,7 @@ impl ChatTemplate {
         env.add_filter("tojson", tojson);
         env.add_function("raise_exception", raise_exception);
         env.add_function("strftime_now", strftime_now);
-        env.add_template_owned("chat", source.to_owned()).map_err(|err| CoreError::ChatTemplate {
+        env.add_template_owned("chat", rewrite_generation_blocks(source)).map_err(|err| CoreError::ChatTemplate {
             source_name: source_name.clone(),
             reason: format!("{err:#}"),
         })?;
@@ -144,6 +171,14 @@ impl ChatTemplate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn generation_blocks_render_their_body() {
+        let source = "a{%- generation %} b {% endgeneration -%} c{% if x %}{% endif %}";
+        assert_eq!(rewrite_generation_blocks(source), "a{%- if true %} b {% endif -%} c{% if x %}{% endif %}");
+        let template = ChatTemplate::new(source, "inline").expect("compiles");
+        assert_eq!(template.render(&[], &[], false, &Map::new()).expect("renders"), "a b c");
+    }
 
     #[test]
     fn civil_dates() {

@@ -2,7 +2,12 @@
 //!
 //! Each subcommand lives in its own file beside this one; this file only dispatches.
 
+mod chat_template;
+mod conversation_args;
 mod eval;
+mod generate;
+mod logprobs;
+mod model_args;
 
 use clap::{Parser, Subcommand};
 
@@ -16,6 +21,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Generate a completion (text, tool calls, logprobs) with a local model.
+    Generate(generate::GenerateArgs),
+    /// Per-position log-probabilities of a token sequence.
+    Logprobs(logprobs::LogprobsArgs),
+    /// Render a conversation with the model's chat template.
+    ChatTemplate(chat_template::ChatTemplateArgs),
     /// Evaluate a model or a results file on a benchmark.
     #[command(subcommand)]
     Eval(eval::EvalCommand),
@@ -24,6 +35,9 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
+        Command::Generate(args) => generate::run(args),
+        Command::Logprobs(args) => logprobs::run(args),
+        Command::ChatTemplate(args) => chat_template::run(args),
         Command::Eval(command) => eval::run(command),
     }
 }

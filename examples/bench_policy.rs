@@ -1,0 +1,124 @@
+//! Benchmark of the policy on the CPU (or CUDA): generation throughput and one training step.
+//!
+//! Same configuration as `benches/bench_reference.py` (transformers); `benches/run_bench.sh`
+//! runs both in one go and prints them side by side. Output: one JSON line.
+//!
+//! ```text
+//! cargo run --release --example bench_policy -- [--device cpu|cuda] [--repeats 3]
+//! ```
+
+use std::time::Instant;
+
+use agent_rl::algos::{OptimizerConfig, adamw_config, clip_grad_norm};
+use agent_rl::backend::{DeviceKind, probe_cuda};
+use agent_rl::core::generation::{SamplingConfig, generate_ids, token_scores};
+use agent_rl::core::weights::random_model;
+use agent_rl::core::{Qwen2Config, Qwen2ForCausalLm};
+use burn::module::AutodiffModule;
+use burn::optim::{GradientsParams, Optimizer};
+use burn::prelude::*;
+use burn::tensor::backend::AutodiffBackend;
+use serde_json::json;
+
+fn bench_config() -> Qwen2Config {
+    Qwen2Config {
+        vocab_size: 1024,
+        hidden_size: 256,
+        intermediate_size: 704,
+        num_hidden_layers: 4,
+        num_attention_heads: 4,
+        num_key_value_heads: Some(2),
+        max_position_embeddings: 1024,
+        tie_word_embeddings: true,
+        ..Qwen2Config::tiny()
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn ids(seed: u64, batch: usize, len: usize) -> Vec<Vec<u32>> {
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    (0..batch)
+        .map(|_| {
+            (0..len)
+                .map(|_| {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    ((state >> 33) % 1000) as u32
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn run<B: AutodiffBackend>(device: &B::Device, repeats: usize) -> anyhow::Result<serde_json::Value> {
+    let config = bench_config();
+    let model: Qwen2ForCausalLm<B> = random_model(&config, 0, 0.02, device)?;
+    let inference = model.valid();
+    let prompts = ids(1, 64, 16);
+    let sampling = SamplingConfig { ignore_eos: true, ..SamplingConfig::greedy(64) };
+    generate_ids(&inference, &prompts[..4], &SamplingConfig { max_new_tokens: 4, ..sampling.clone() }, &[])?;
+    let mut gen_times = Vec::new();
+    for _ in 0..repeats {
+        let start = Instant::now();
+        let out = generate_ids(&inference, &prompts, &sampling, &[])?;
+        anyhow::ensure!(out.iter().all(|g| g.token_ids.len() == 64));
+        gen_times.push(start.elapsed().as_secs_f64());
+    }
+    let batch = ids(2, 64, 128);
+    let flat: Vec<i64> = batch.iter().flatten().map(|&i| i64::from(i)).collect();
+    let mask = vec![vec![true; 128]; 64];
+    let optimizer_config = OptimizerConfig { learning_rate: 1e-5, ..OptimizerConfig::default() };
+    let mut optimizer = adamw_config(&optimizer_config).init::<B, Qwen2ForCausalLm<B>>();
+    let mut model = model;
+    let mut train_times = Vec::new();
+    for step in 0..=repeats {
+        let start = Instant::now();
+        let input = Tensor::<B, 2, Int>::from_data(TensorData::new(flat.clone(), [64, 128]), device);
+        let loss = token_scores(&model, input, &mask, 127, 1.0).logprobs.mean().neg();
+        let grads = loss.backward();
+        let grads = GradientsParams::from_grads(grads, &model);
+        let (grads, _) = clip_grad_norm(&model, grads, 1.0);
+        model = optimizer.step(1e-5, model, grads);
+        let _ = model.embed_tokens.weight.val().slice([0..1, 0..1]).into_data();
+        if step > 0 {
+            train_times.push(start.elapsed().as_secs_f64());
+        }
+    }
+    let generation = median(gen_times);
+    let train = median(train_times);
+    Ok(json!({
+        "impl": "agent-rl (burn)",
+        "backend": std::any::type_name::<B::InnerBackend>(),
+        "generate_s": generation,
+        "generate_tokens_per_s": 64.0 * 64.0 / generation,
+        "train_step_s": train,
+        "train_tokens_per_s": 64.0 * 128.0 / train,
+    }))
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let value_of = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    let repeats: usize = value_of("--repeats").map_or(Ok(3), |r| r.parse())?;
+    let device: DeviceKind = value_of("--device").unwrap_or_else(|| "cpu".into()).parse()?;
+    let report = match device {
+        DeviceKind::Cpu => run::<agent_rl::backend::CpuTrainBackend>(&Default::default(), repeats)?,
+        DeviceKind::Cuda => {
+            probe_cuda()?;
+            #[cfg(feature = "cuda")]
+            {
+                run::<burn::backend::Autodiff<agent_rl::backend::CudaBackend>>(&Default::default(), repeats)?
+            }
+            #[cfg(not(feature = "cuda"))]
+            unreachable!("probe_cuda fails without the cuda feature")
+        }
+    };
+    #[allow(clippy::print_stdout)]
+    {
+        println!("{report}");
+    }
+    Ok(())
+}
