@@ -44,7 +44,7 @@ impl<B: Backend> BurnPolicy<B> {
         let check = |ids: &[u32]| {
             tokenizer.decode(ids, false).is_ok_and(|text| stops.iter().any(|s| text.contains(s.as_str())))
         };
-        let stop_check: Option<&dyn Fn(&[u32]) -> bool> = if stops.is_empty() { None } else { Some(&check) };
+        let stop_check: Option<crate::generation::StopStringCheck<'_>> = if stops.is_empty() { None } else { Some(&check) };
         let generations = generate_ids_with_stop(&self.model, prompts, sampling, &tokenizer.eos_ids, stop_check)?;
         generations.into_iter().map(|g| self.to_completion(g)).collect()
     }

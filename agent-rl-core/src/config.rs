@@ -202,16 +202,16 @@ impl Qwen2Config {
                 return bad(field, "must be positive".into());
             }
         }
-        if self.num_attention_heads % self.kv_heads() != 0 {
+        if !self.num_attention_heads.is_multiple_of(self.kv_heads()) {
             return bad(
                 "num_key_value_heads",
                 format!("{} does not divide num_attention_heads {}", self.kv_heads(), self.num_attention_heads),
             );
         }
-        if self.head_dim.is_none() && self.hidden_size % self.num_attention_heads != 0 {
+        if self.head_dim.is_none() && !self.hidden_size.is_multiple_of(self.num_attention_heads) {
             return bad("hidden_size", "must be divisible by num_attention_heads".into());
         }
-        if self.head_size() % 2 != 0 {
+        if !self.head_size().is_multiple_of(2) {
             return bad("head_dim", "must be even for rotary embeddings".into());
         }
         Ok(())
