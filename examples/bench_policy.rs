@@ -45,7 +45,9 @@ fn ids(seed: u64, batch: usize, len: usize) -> Vec<Vec<u32>> {
         .map(|_| {
             (0..len)
                 .map(|_| {
-                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     ((state >> 33) % 1000) as u32
                 })
                 .collect()
@@ -53,13 +55,27 @@ fn ids(seed: u64, batch: usize, len: usize) -> Vec<Vec<u32>> {
         .collect()
 }
 
-fn run<B: AutodiffBackend>(device: &B::Device, repeats: usize) -> anyhow::Result<serde_json::Value> {
+fn run<B: AutodiffBackend>(
+    device: &B::Device,
+    repeats: usize,
+) -> anyhow::Result<serde_json::Value> {
     let config = bench_config();
     let model: Qwen2ForCausalLm<B> = random_model(&config, 0, 0.02, device)?;
     let inference = model.valid();
     let prompts = ids(1, 64, 16);
-    let sampling = SamplingConfig { ignore_eos: true, ..SamplingConfig::greedy(64) };
-    generate_ids(&inference, &prompts[..4], &SamplingConfig { max_new_tokens: 4, ..sampling.clone() }, &[])?;
+    let sampling = SamplingConfig {
+        ignore_eos: true,
+        ..SamplingConfig::greedy(64)
+    };
+    generate_ids(
+        &inference,
+        &prompts[..4],
+        &SamplingConfig {
+            max_new_tokens: 4,
+            ..sampling.clone()
+        },
+        &[],
+    )?;
     let mut gen_times = Vec::new();
     for _ in 0..repeats {
         let start = Instant::now();
@@ -70,19 +86,31 @@ fn run<B: AutodiffBackend>(device: &B::Device, repeats: usize) -> anyhow::Result
     let batch = ids(2, 64, 128);
     let flat: Vec<i64> = batch.iter().flatten().map(|&i| i64::from(i)).collect();
     let mask = vec![vec![true; 128]; 64];
-    let optimizer_config = OptimizerConfig { learning_rate: 1e-5, ..OptimizerConfig::default() };
+    let optimizer_config = OptimizerConfig {
+        learning_rate: 1e-5,
+        ..OptimizerConfig::default()
+    };
     let mut optimizer = adamw_config(&optimizer_config).init::<B, Qwen2ForCausalLm<B>>();
     let mut model = model;
     let mut train_times = Vec::new();
     for step in 0..=repeats {
         let start = Instant::now();
-        let input = Tensor::<B, 2, Int>::from_data(TensorData::new(flat.clone(), [64, 128]), device);
-        let loss = token_scores(&model, input, &mask, 127, 1.0).logprobs.mean().neg();
+        let input =
+            Tensor::<B, 2, Int>::from_data(TensorData::new(flat.clone(), [64, 128]), device);
+        let loss = token_scores(&model, input, &mask, 127, 1.0)
+            .logprobs
+            .mean()
+            .neg();
         let grads = loss.backward();
         let grads = GradientsParams::from_grads(grads, &model);
         let (grads, _) = clip_grad_norm(&model, grads, 1.0);
         model = optimizer.step(1e-5, model, grads);
-        let _ = model.embed_tokens.weight.val().slice([0..1, 0..1]).into_data();
+        let _ = model
+            .embed_tokens
+            .weight
+            .val()
+            .slice([0..1, 0..1])
+            .into_data();
         if step > 0 {
             train_times.push(start.elapsed().as_secs_f64());
         }
@@ -101,16 +129,26 @@ fn run<B: AutodiffBackend>(device: &B::Device, repeats: usize) -> anyhow::Result
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let value_of = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    let value_of = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     let repeats: usize = value_of("--repeats").map_or(Ok(3), |r| r.parse())?;
-    let device: DeviceKind = value_of("--device").unwrap_or_else(|| "cpu".into()).parse()?;
+    let device: DeviceKind = value_of("--device")
+        .unwrap_or_else(|| "cpu".into())
+        .parse()?;
     let report = match device {
         DeviceKind::Cpu => run::<agent_rl::backend::CpuTrainBackend>(&Default::default(), repeats)?,
         DeviceKind::Cuda => {
             probe_cuda()?;
             #[cfg(feature = "cuda")]
             {
-                run::<burn::backend::Autodiff<agent_rl::backend::CudaBackend>>(&Default::default(), repeats)?
+                run::<burn::backend::Autodiff<agent_rl::backend::CudaBackend>>(
+                    &Default::default(),
+                    repeats,
+                )?
             }
             #[cfg(not(feature = "cuda"))]
             unreachable!("probe_cuda fails without the cuda feature")

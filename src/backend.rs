@@ -50,29 +50,42 @@ impl std::str::FromStr for DeviceKind {
 pub fn probe_cuda() -> Result<(), CoreError> {
     #[cfg(feature = "cuda")]
     {
-        let has_driver = ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1"]
-            .iter()
-            .any(|p| std::path::Path::new(p).exists())
+        let has_driver = [
+            "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+            "/usr/lib64/libcuda.so.1",
+            "/usr/lib/wsl/lib/libcuda.so.1",
+        ]
+        .iter()
+        .any(|p| std::path::Path::new(p).exists())
             || std::env::var("LD_LIBRARY_PATH")
                 .unwrap_or_default()
                 .split(':')
                 .any(|dir| std::path::Path::new(dir).join("libcuda.so.1").exists());
         if !has_driver {
-            return Err(CoreError::DeviceUnavailable { device: "cuda".into(), reason: "libcuda.so.1 not found".into() });
+            return Err(CoreError::DeviceUnavailable {
+                device: "cuda".into(),
+                reason: "libcuda.so.1 not found".into(),
+            });
         }
         let probe = std::panic::catch_unwind(|| {
             use burn::prelude::*;
             let device = burn::backend::cuda::CudaDevice::default();
-            Tensor::<CudaBackend, 1>::ones([4], &device).sum().into_scalar()
+            Tensor::<CudaBackend, 1>::ones([4], &device)
+                .sum()
+                .into_scalar()
         });
         match probe {
             Ok(_) => Ok(()),
-            Err(_) => Err(CoreError::DeviceUnavailable { device: "cuda".into(), reason: "creating the CUDA device failed".into() }),
+            Err(_) => Err(CoreError::DeviceUnavailable {
+                device: "cuda".into(),
+                reason: "creating the CUDA device failed".into(),
+            }),
         }
     }
     #[cfg(not(feature = "cuda"))]
     Err(CoreError::DeviceUnavailable {
         device: "cuda".into(),
-        reason: "this binary was built without the `cuda` feature (cargo build --features cuda)".into(),
+        reason: "this binary was built without the `cuda` feature (cargo build --features cuda)"
+            .into(),
     })
 }

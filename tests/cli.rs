@@ -10,26 +10,45 @@ fn fixtures() -> PathBuf {
 }
 
 fn run(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_agent-rl")).args(args).output().unwrap();
-    assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    let output = Command::new(env!("CARGO_BIN_EXE_agent-rl"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8(output.stdout).unwrap()
 }
 
 fn expected() -> Value {
-    serde_json::from_str(&std::fs::read_to_string(fixtures().join("expected.json")).unwrap()).unwrap()
+    serde_json::from_str(&std::fs::read_to_string(fixtures().join("expected.json")).unwrap())
+        .unwrap()
 }
 
 #[test]
 fn chat_template_prints_the_exact_rendering_and_ids() {
-    let conversations: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(fixtures().join("conversations.json")).unwrap()).unwrap();
+    let conversations: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("conversations.json")).unwrap(),
+    )
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let model = fixtures().join("tied_f32");
     for case in expected()["templates"].as_array().unwrap() {
-        let conversation = conversations.iter().find(|c| c["name"] == case["name"]).unwrap();
+        let conversation = conversations
+            .iter()
+            .find(|c| c["name"] == case["name"])
+            .unwrap();
         let messages = dir.path().join("messages.json");
         std::fs::write(&messages, conversation["messages"].to_string()).unwrap();
-        let mut args = vec!["chat-template", "--model", model.to_str().unwrap(), "--messages", messages.to_str().unwrap()];
+        let mut args = vec![
+            "chat-template",
+            "--model",
+            model.to_str().unwrap(),
+            "--messages",
+            messages.to_str().unwrap(),
+        ];
         let tools = dir.path().join("tools.json");
         if let Some(t) = conversation.get("tools") {
             std::fs::write(&tools, t.to_string()).unwrap();
@@ -40,8 +59,17 @@ fn chat_template_prints_the_exact_rendering_and_ids() {
         }
         assert_eq!(run(&args), case["text"].as_str().unwrap());
         args.push("--ids");
-        let ids: Vec<u64> = run(&args).trim().split(',').map(|s| s.parse().unwrap()).collect();
-        let want: Vec<u64> = case["ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+        let ids: Vec<u64> = run(&args)
+            .trim()
+            .split(',')
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let want: Vec<u64> = case["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
         assert_eq!(ids, want);
     }
 }
@@ -49,14 +77,32 @@ fn chat_template_prints_the_exact_rendering_and_ids() {
 #[test]
 fn logprobs_json_matches_transformers_logits() {
     let expected = expected();
-    let ids: Vec<u64> = expected["prompt_ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let ids: Vec<u64> = expected["prompt_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
     let ids_text = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
     let model = fixtures().join("untied_f32");
-    let out: Value = serde_json::from_str(&run(&["logprobs", "--model", model.to_str().unwrap(), "--ids", &ids_text, "--json"])).unwrap();
+    let out: Value = serde_json::from_str(&run(&[
+        "logprobs",
+        "--model",
+        model.to_str().unwrap(),
+        "--ids",
+        &ids_text,
+        "--json",
+    ]))
+    .unwrap();
     let bytes = std::fs::read(fixtures().join("expected_untied_f32.safetensors")).unwrap();
     let file = safetensors::SafeTensors::deserialize(&bytes).unwrap();
-    let logits: Vec<f32> =
-        file.tensor("logits").unwrap().data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    let logits: Vec<f32> = file
+        .tensor("logits")
+        .unwrap()
+        .data()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
     let positions = out["positions"].as_array().unwrap();
     assert_eq!(positions.len(), ids.len());
     let vocab = logits.len() / ids.len();
@@ -65,12 +111,17 @@ fn logprobs_json_matches_transformers_logits() {
         let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let lse = row.iter().map(|v| (v - max).exp()).sum::<f32>().ln() + max;
         assert_eq!(position["token_id"].as_u64().unwrap(), ids[t]);
-        assert_eq!(position["argmax"].as_u64().unwrap() as usize, row.iter().position(|&v| v == max).unwrap());
+        assert_eq!(
+            position["argmax"].as_u64().unwrap() as usize,
+            row.iter().position(|&v| v == max).unwrap()
+        );
         assert!((position["logsumexp"].as_f64().unwrap() as f32 - lse).abs() < 1e-4);
         match ids.get(t + 1) {
             Some(&next) => {
                 let want = row[next as usize] - lse;
-                assert!((position["next_token_logprob"].as_f64().unwrap() as f32 - want).abs() < 1e-4);
+                assert!(
+                    (position["next_token_logprob"].as_f64().unwrap() as f32 - want).abs() < 1e-4
+                );
             }
             None => assert!(position["next_token_logprob"].is_null()),
         }
@@ -81,14 +132,31 @@ fn logprobs_json_matches_transformers_logits() {
 fn generate_json_reproduces_transformers_greedy_ids() {
     let expected = expected();
     let row = &expected["batch_rows"][1];
-    let ids_text = row.as_array().unwrap().iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",");
+    let ids_text = row
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     let model = fixtures().join("tied_f32");
     let out: Value = serde_json::from_str(&run(&[
-        "generate", "--model", model.to_str().unwrap(), "--prompt-ids", &ids_text, "--greedy", "--ignore-eos",
-        "--max-new-tokens", "12", "--json",
+        "generate",
+        "--model",
+        model.to_str().unwrap(),
+        "--prompt-ids",
+        &ids_text,
+        "--greedy",
+        "--ignore-eos",
+        "--max-new-tokens",
+        "12",
+        "--json",
     ]))
     .unwrap();
-    assert_eq!(out["token_ids"], expected["models"]["tied_f32"]["greedy_batch"][1]);
+    assert_eq!(
+        out["token_ids"],
+        expected["models"]["tied_f32"]["greedy_batch"][1]
+    );
     assert_eq!(out["logprobs"].as_array().unwrap().len(), 12);
     assert_eq!(out["finish_reason"], "length");
     assert!(out["text"].is_string() && out["tool_calls"].is_array());

@@ -24,29 +24,51 @@ pub struct BurnPolicy<B: Backend> {
 
 impl<B: Backend> std::fmt::Debug for BurnPolicy<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BurnPolicy").field("config", self.model.config()).finish()
+        f.debug_struct("BurnPolicy")
+            .field("config", self.model.config())
+            .finish()
     }
 }
 
 impl<B: Backend> BurnPolicy<B> {
     /// A policy with the Qwen2.5 (Hermes) tool-call parser.
     pub fn new(model: Qwen2ForCausalLm<B>, tokenizer: Arc<ChatTokenizer>) -> Self {
-        Self { model, tokenizer, parser: Box::new(HermesToolCallParser::default()) }
+        Self {
+            model,
+            tokenizer,
+            parser: Box::new(HermesToolCallParser::default()),
+        }
     }
 
     /// Generates from token-id prompts and turns the results into completions.
     ///
     /// # Errors
     /// As [`generate_ids_with_stop`], and tokenizer failures while decoding.
-    pub fn complete_ids(&self, prompts: &[Vec<u32>], sampling: &SamplingConfig) -> Result<Vec<Completion>, CoreError> {
+    pub fn complete_ids(
+        &self,
+        prompts: &[Vec<u32>],
+        sampling: &SamplingConfig,
+    ) -> Result<Vec<Completion>, CoreError> {
         let tokenizer = &self.tokenizer;
         let stops = &sampling.stop_strings;
         let check = |ids: &[u32]| {
-            tokenizer.decode(ids, false).is_ok_and(|text| stops.iter().any(|s| text.contains(s.as_str())))
+            tokenizer
+                .decode(ids, false)
+                .is_ok_and(|text| stops.iter().any(|s| text.contains(s.as_str())))
         };
-        let stop_check: Option<crate::generation::StopStringCheck<'_>> = if stops.is_empty() { None } else { Some(&check) };
-        let generations = generate_ids_with_stop(&self.model, prompts, sampling, &tokenizer.eos_ids, stop_check)?;
-        generations.into_iter().map(|g| self.to_completion(g)).collect()
+        let stop_check: Option<crate::generation::StopStringCheck<'_>> =
+            if stops.is_empty() { None } else { Some(&check) };
+        let generations = generate_ids_with_stop(
+            &self.model,
+            prompts,
+            sampling,
+            &tokenizer.eos_ids,
+            stop_check,
+        )?;
+        generations
+            .into_iter()
+            .map(|g| self.to_completion(g))
+            .collect()
     }
 
     fn to_completion(&self, generation: Generation) -> Result<Completion, CoreError> {
@@ -63,7 +85,11 @@ impl<B: Backend> BurnPolicy<B> {
 }
 
 impl<B: Backend> Policy for BurnPolicy<B> {
-    fn generate(&mut self, requests: &[ChatRequest], sampling: &SamplingConfig) -> Result<Vec<Completion>, CoreError> {
+    fn generate(
+        &mut self,
+        requests: &[ChatRequest],
+        sampling: &SamplingConfig,
+    ) -> Result<Vec<Completion>, CoreError> {
         let prompts = requests
             .iter()
             .map(|r| self.tokenizer.encode_chat(&r.messages, &r.tools, true))

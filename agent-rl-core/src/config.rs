@@ -120,10 +120,14 @@ impl Qwen2Config {
     /// # Errors
     /// [`CoreError::Io`], [`CoreError::Json`], or [`CoreError::UnsupportedConfig`] naming the field.
     pub fn from_file(path: &Path) -> Result<Self, CoreError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| CoreError::Io { path: path.to_owned(), source })?;
-        let config: Self = serde_json::from_str(&text)
-            .map_err(|source| CoreError::Json { path: path.to_owned(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| CoreError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let config: Self = serde_json::from_str(&text).map_err(|source| CoreError::Json {
+            path: path.to_owned(),
+            source,
+        })?;
         config.validate()?;
         Ok(config)
     }
@@ -145,16 +149,19 @@ impl Qwen2Config {
 
     /// Width of one attention head.
     pub fn head_size(&self) -> usize {
-        self.head_dim.unwrap_or(self.hidden_size / self.num_attention_heads.max(1))
+        self.head_dim
+            .unwrap_or(self.hidden_size / self.num_attention_heads.max(1))
     }
 
     /// The eos ids the config lists (a single id or a list).
     pub fn eos_ids(&self) -> Vec<u32> {
         match &self.eos_token_id {
             Some(Value::Number(n)) => n.as_u64().map(|id| id as u32).into_iter().collect(),
-            Some(Value::Array(ids)) => {
-                ids.iter().filter_map(Value::as_u64).map(|id| id as u32).collect()
-            }
+            Some(Value::Array(ids)) => ids
+                .iter()
+                .filter_map(Value::as_u64)
+                .map(|id| id as u32)
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -165,30 +172,57 @@ impl Qwen2Config {
     /// [`CoreError::UnsupportedConfig`] naming the HF field and what is supported.
     pub fn validate(&self) -> Result<(), CoreError> {
         let bad = |field: &str, reason: String| {
-            Err(CoreError::UnsupportedConfig { field: field.into(), reason })
+            Err(CoreError::UnsupportedConfig {
+                field: field.into(),
+                reason,
+            })
         };
         if self.model_type != "qwen2" {
-            return bad("model_type", format!("`{}` is not supported; expected `qwen2`", self.model_type));
+            return bad(
+                "model_type",
+                format!("`{}` is not supported; expected `qwen2`", self.model_type),
+            );
         }
         if self.hidden_act != "silu" {
-            return bad("hidden_act", format!("`{}` is not supported; only `silu`", self.hidden_act));
+            return bad(
+                "hidden_act",
+                format!("`{}` is not supported; only `silu`", self.hidden_act),
+            );
         }
-        for (field, block) in [("rope_scaling", &self.rope_scaling), ("rope_parameters", &self.rope_parameters)] {
-            let Some(block) = block.as_ref().filter(|b| !b.is_null()) else { continue };
+        for (field, block) in [
+            ("rope_scaling", &self.rope_scaling),
+            ("rope_parameters", &self.rope_parameters),
+        ] {
+            let Some(block) = block.as_ref().filter(|b| !b.is_null()) else {
+                continue;
+            };
             let kind = block
                 .get("rope_type")
                 .or_else(|| block.get("type"))
                 .and_then(Value::as_str)
-                .unwrap_or(if field == "rope_parameters" { "default" } else { "?" });
+                .unwrap_or(if field == "rope_parameters" {
+                    "default"
+                } else {
+                    "?"
+                });
             if kind != "default" {
-                return bad(field, format!("type `{kind}` is not supported; only plain RoPE"));
+                return bad(
+                    field,
+                    format!("type `{kind}` is not supported; only plain RoPE"),
+                );
             }
         }
         if self.use_sliding_window {
-            return bad("use_sliding_window", "sliding-window attention is not supported".into());
+            return bad(
+                "use_sliding_window",
+                "sliding-window attention is not supported".into(),
+            );
         }
         if self.attention_dropout != 0.0 {
-            return bad("attention_dropout", format!("{} is not supported; only 0", self.attention_dropout));
+            return bad(
+                "attention_dropout",
+                format!("{} is not supported; only 0", self.attention_dropout),
+            );
         }
         for (field, value) in [
             ("vocab_size", self.vocab_size),
@@ -205,11 +239,18 @@ impl Qwen2Config {
         if !self.num_attention_heads.is_multiple_of(self.kv_heads()) {
             return bad(
                 "num_key_value_heads",
-                format!("{} does not divide num_attention_heads {}", self.kv_heads(), self.num_attention_heads),
+                format!(
+                    "{} does not divide num_attention_heads {}",
+                    self.kv_heads(),
+                    self.num_attention_heads
+                ),
             );
         }
         if self.head_dim.is_none() && !self.hidden_size.is_multiple_of(self.num_attention_heads) {
-            return bad("hidden_size", "must be divisible by num_attention_heads".into());
+            return bad(
+                "hidden_size",
+                "must be divisible by num_attention_heads".into(),
+            );
         }
         if !self.head_size().is_multiple_of(2) {
             return bad("head_dim", "must be even for rotary embeddings".into());
@@ -228,15 +269,23 @@ mod tests {
         for (key, value) in patch.as_object().expect("object") {
             base[key] = value.clone();
         }
-        serde_json::from_value::<Qwen2Config>(base).expect("parse").validate()
+        serde_json::from_value::<Qwen2Config>(base)
+            .expect("parse")
+            .validate()
     }
 
     #[test]
     fn unsupported_settings_name_their_field() {
         for (patch, field) in [
             (json!({"hidden_act": "gelu"}), "hidden_act"),
-            (json!({"rope_scaling": {"type": "yarn", "factor": 4.0}}), "rope_scaling"),
-            (json!({"rope_parameters": {"rope_type": "linear", "rope_theta": 1e6}}), "rope_parameters"),
+            (
+                json!({"rope_scaling": {"type": "yarn", "factor": 4.0}}),
+                "rope_scaling",
+            ),
+            (
+                json!({"rope_parameters": {"rope_type": "linear", "rope_theta": 1e6}}),
+                "rope_parameters",
+            ),
             (json!({"use_sliding_window": true}), "use_sliding_window"),
             (json!({"num_key_value_heads": 3}), "num_key_value_heads"),
             (json!({"model_type": "llama"}), "model_type"),
@@ -245,7 +294,8 @@ mod tests {
             assert!(err.to_string().contains(&format!("`{field}`")), "{err}");
         }
         with(json!({"rope_scaling": null, "sliding_window": 4096})).expect("supported");
-        with(json!({"rope_parameters": {"rope_type": "default", "rope_theta": 1e6}})).expect("supported");
+        with(json!({"rope_parameters": {"rope_type": "default", "rope_theta": 1e6}}))
+            .expect("supported");
     }
 
     #[test]

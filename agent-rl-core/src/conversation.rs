@@ -51,7 +51,11 @@ pub struct ToolCall {
 impl ToolCall {
     /// A call without an id.
     pub fn new(name: impl Into<String>, arguments: Value) -> Self {
-        Self { id: None, name: name.into(), arguments }
+        Self {
+            id: None,
+            name: name.into(),
+            arguments,
+        }
     }
 
     /// The arguments as an object map, or `None` when they are not a JSON object.
@@ -85,7 +89,10 @@ impl Serialize for ToolCall {
         ToolCallWire {
             id: self.id.clone(),
             kind: function_type(),
-            function: FunctionPart { name: self.name.clone(), arguments: self.arguments.clone() },
+            function: FunctionPart {
+                name: self.name.clone(),
+                arguments: self.arguments.clone(),
+            },
         }
         .serialize(serializer)
     }
@@ -104,11 +111,17 @@ impl<'de> Deserialize<'de> for ToolCall {
         let arguments = match part.get("arguments") {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(Value::String(text)) => serde_json::from_str(text).map_err(|err| {
-                D::Error::custom(format!("tool call `{name}`: `arguments` string is not JSON: {err}"))
+                D::Error::custom(format!(
+                    "tool call `{name}`: `arguments` string is not JSON: {err}"
+                ))
             })?,
             Some(other) => other.clone(),
         };
-        Ok(ToolCall { id, name, arguments })
+        Ok(ToolCall {
+            id,
+            name,
+            arguments,
+        })
     }
 }
 
@@ -133,7 +146,13 @@ pub struct Message {
 
 impl Message {
     fn with_role(role: Role, content: impl Into<String>) -> Self {
-        Self { role, content: Some(content.into()), tool_calls: Vec::new(), tool_call_id: None, name: None }
+        Self {
+            role,
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            name: None,
+        }
     }
 
     /// A system message.
@@ -153,12 +172,21 @@ impl Message {
 
     /// An assistant message that calls tools (with optional text before the calls).
     pub fn assistant_tool_calls(content: Option<String>, tool_calls: Vec<ToolCall>) -> Self {
-        Self { role: Role::Assistant, content, tool_calls, tool_call_id: None, name: None }
+        Self {
+            role: Role::Assistant,
+            content,
+            tool_calls,
+            tool_call_id: None,
+            name: None,
+        }
     }
 
     /// A tool result message.
     pub fn tool(name: impl Into<String>, content: impl Into<String>) -> Self {
-        Self { name: Some(name.into()), ..Self::with_role(Role::Tool, content) }
+        Self {
+            name: Some(name.into()),
+            ..Self::with_role(Role::Tool, content)
+        }
     }
 
     /// The text content, or `""` when there is none.
@@ -190,7 +218,10 @@ impl ToolSpec {
 
     /// The tool's name (`""` if the spec has none).
     pub fn name(&self) -> &str {
-        self.function.get("name").and_then(Value::as_str).unwrap_or("")
+        self.function
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
     }
 
     /// The JSON schema of the parameters (`null` if absent).
@@ -221,7 +252,9 @@ impl<'de> Deserialize<'de> for ToolSpec {
             Value::Object(map) if map.get("name").is_some_and(Value::is_string) => {
                 Ok(ToolSpec { function: map })
             }
-            _ => Err(D::Error::custom("tool spec needs a `function` object with a string `name`")),
+            _ => Err(D::Error::custom(
+                "tool spec needs a `function` object with a string `name`",
+            )),
         }
     }
 }

@@ -54,20 +54,20 @@ pub mod error;
 pub mod generation;
 pub mod model;
 pub mod policy;
+#[cfg(any(test, feature = "test-utils"))]
+pub mod test_utils;
 pub mod tool_calls;
 pub mod trajectory;
 pub mod weights;
-#[cfg(any(test, feature = "test-utils"))]
-pub mod test_utils;
 
 pub use burn_policy::BurnPolicy;
 pub use chat::{ChatTemplate, ChatTokenizer};
 pub use config::Qwen2Config;
-pub use model::Qwen2ForCausalLm;
 pub use conversation::{Message, Role, ToolCall, ToolSpec};
 pub use environment::{Action, Environment, EnvironmentFactory, StepOutcome, Task};
 pub use error::{CoreError, Result};
 pub use generation::{FinishReason, SamplingConfig};
+pub use model::Qwen2ForCausalLm;
 pub use policy::{ChatRequest, Completion, Policy};
 pub use tool_calls::{HermesToolCallParser, MalformedToolCall, ParsedOutput, ToolCallParser};
 pub use trajectory::{AssistantTurn, Trajectory};

@@ -28,7 +28,10 @@ pub fn tiny_tokenizer() -> Result<ChatTokenizer, CoreError> {
 
 /// [`Qwen2Config::tiny`] with the fixture tokenizer's vocabulary (384).
 pub fn tiny_config() -> Qwen2Config {
-    Qwen2Config { vocab_size: 384, ..Qwen2Config::tiny() }
+    Qwen2Config {
+        vocab_size: 384,
+        ..Qwen2Config::tiny()
+    }
 }
 
 /// A tiny random Qwen2 (hidden 16, 2 layers, 4 heads, 2 KV heads, vocab 384) seeded by `seed`.

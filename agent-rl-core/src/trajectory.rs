@@ -52,7 +52,9 @@ impl Trajectory {
 
     /// All well-formed tool calls over the episode, in order.
     pub fn tool_calls(&self) -> impl Iterator<Item = &crate::conversation::ToolCall> {
-        self.turns.iter().flat_map(|turn| turn.parsed.tool_calls.iter())
+        self.turns
+            .iter()
+            .flat_map(|turn| turn.parsed.tool_calls.iter())
     }
 
     /// Total tokens generated over all turns.

@@ -10,7 +10,9 @@ pub type B = burn::backend::Flex;
 
 /// `tests/fixtures/qwen2_tiny/<name>`.
 pub fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/qwen2_tiny").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/qwen2_tiny")
+        .join(name)
 }
 
 /// `expected.json`.
@@ -23,13 +25,22 @@ pub fn expected_tensor(model: &str, key: &str) -> (Vec<usize>, Vec<f32>) {
     let bytes = std::fs::read(fixture(&format!("expected_{model}.safetensors"))).unwrap();
     let file = SafeTensors::deserialize(&bytes).unwrap();
     let view = file.tensor(key).unwrap();
-    let data = view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    let data = view
+        .data()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
     (view.shape().to_vec(), data)
 }
 
 /// Ids of a JSON array.
 pub fn ids(value: &Value) -> Vec<u32> {
-    value.as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect()
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as u32)
+        .collect()
 }
 
 /// Asserts `|a - b| <= atol + rtol * |b|` elementwise, reporting the worst index.

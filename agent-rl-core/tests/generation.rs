@@ -4,44 +4,73 @@ use std::sync::Arc;
 
 use agent_rl_core::generation::{SamplingConfig, generate_ids, token_scores};
 use agent_rl_core::weights::random_model;
-use agent_rl_core::{BurnPolicy, ChatRequest, ChatTokenizer, Message, Policy, Qwen2Config, Qwen2ForCausalLm};
+use agent_rl_core::{
+    BurnPolicy, ChatRequest, ChatTokenizer, Message, Policy, Qwen2Config, Qwen2ForCausalLm,
+};
 use burn::backend::Autodiff;
 use burn::prelude::*;
 
 use crate::common::{B, assert_close, fixture};
 
 fn model<Bk: Backend>(seed: u64) -> Qwen2ForCausalLm<Bk> {
-    let config = Qwen2Config { vocab_size: 384, ..Qwen2Config::tiny() };
+    let config = Qwen2Config {
+        vocab_size: 384,
+        ..Qwen2Config::tiny()
+    };
     random_model(&config, seed, 0.3, &Default::default()).unwrap()
 }
 
 fn ids(rows: &[Vec<u32>]) -> Tensor<B, 2, Int> {
     let flat: Vec<i64> = rows.iter().flatten().map(|&i| i64::from(i)).collect();
-    Tensor::from_data(TensorData::new(flat, [rows.len(), rows[0].len()]), &Default::default())
+    Tensor::from_data(
+        TensorData::new(flat, [rows.len(), rows[0].len()]),
+        &Default::default(),
+    )
 }
 
 #[test]
 fn kv_cache_decoding_equals_full_forward() {
     let model = model::<B>(11);
     // Left-padded batch: row 0 has 3 padding positions.
-    let rows = vec![vec![0, 0, 0, 5, 6, 7, 8, 9, 10, 11], vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]];
+    let rows = vec![
+        vec![0, 0, 0, 5, 6, 7, 8, 9, 10, 11],
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    ];
     let mask: Vec<Vec<bool>> = vec![(0..10).map(|i| i >= 3).collect(), vec![true; 10]];
-    let full = model.forward(ids(&rows), &mask).into_data().into_vec::<f32>().unwrap();
+    let full = model
+        .forward(ids(&rows), &mask)
+        .into_data()
+        .into_vec::<f32>()
+        .unwrap();
     let vocab = 384;
     let mut cache = model.new_cache(2);
     let prefix: Vec<Vec<u32>> = rows.iter().map(|r| r[..6].to_vec()).collect();
     let prefix_mask: Vec<Vec<bool>> = mask.iter().map(|m| m[..6].to_vec()).collect();
-    let mut pieces = vec![model.logits(model.forward_hidden(ids(&prefix), &prefix_mask, Some(&mut cache)))];
+    let mut pieces =
+        vec![model.logits(model.forward_hidden(ids(&prefix), &prefix_mask, Some(&mut cache)))];
     for t in 6..10 {
         let step: Vec<Vec<u32>> = rows.iter().map(|r| vec![r[t]]).collect();
-        pieces.push(model.logits(model.forward_hidden(ids(&step), &[vec![true], vec![true]], Some(&mut cache))));
+        pieces.push(model.logits(model.forward_hidden(
+            ids(&step),
+            &[vec![true], vec![true]],
+            Some(&mut cache),
+        )));
     }
-    let cached = Tensor::cat(pieces, 1).into_data().into_vec::<f32>().unwrap();
+    let cached = Tensor::cat(pieces, 1)
+        .into_data()
+        .into_vec::<f32>()
+        .unwrap();
     for b in 0..2 {
         for t in 0..10 {
             if mask[b][t] {
                 let at = (b * 10 + t) * vocab;
-                assert_close(&cached[at..at + vocab], &full[at..at + vocab], 1e-5, 1e-5, &format!("row {b} pos {t}"));
+                assert_close(
+                    &cached[at..at + vocab],
+                    &full[at..at + vocab],
+                    1e-5,
+                    1e-5,
+                    &format!("row {b} pos {t}"),
+                );
             }
         }
     }
@@ -50,13 +79,30 @@ fn kv_cache_decoding_equals_full_forward() {
 #[test]
 fn seeded_sampling_is_reproducible_and_batch_independent() {
     let model = model::<B>(12);
-    let sampling = SamplingConfig { max_new_tokens: 8, temperature: 0.9, top_p: 0.95, top_k: 50, seed: 7, ignore_eos: true, ..SamplingConfig::default() };
+    let sampling = SamplingConfig {
+        max_new_tokens: 8,
+        temperature: 0.9,
+        top_p: 0.95,
+        top_k: 50,
+        seed: 7,
+        ignore_eos: true,
+        ..SamplingConfig::default()
+    };
     let prompts = vec![vec![3, 4, 5], vec![9, 8, 7, 6, 5]];
     let a = generate_ids(&model, &prompts, &sampling, &[]).unwrap();
     let b = generate_ids(&model, &prompts, &sampling, &[]).unwrap();
     assert_eq!(a, b);
     assert!(a.iter().all(|g| g.token_ids.len() == 8));
-    let other_seed = generate_ids(&model, &prompts, &SamplingConfig { seed: 8, ..sampling.clone() }, &[]).unwrap();
+    let other_seed = generate_ids(
+        &model,
+        &prompts,
+        &SamplingConfig {
+            seed: 8,
+            ..sampling.clone()
+        },
+        &[],
+    )
+    .unwrap();
     assert_ne!(a, other_seed);
     // Alone in its batch, sequence 0 gets the same tokens (its own RNG stream, masks exact).
     let alone = generate_ids(&model, &prompts[..1], &sampling, &[]).unwrap();
@@ -66,9 +112,24 @@ fn seeded_sampling_is_reproducible_and_batch_independent() {
 #[test]
 fn stop_ids_and_length_set_finish_reasons() {
     let model = model::<B>(13);
-    let greedy = generate_ids(&model, &[vec![1, 2, 3]], &SamplingConfig { ignore_eos: true, ..SamplingConfig::greedy(6) }, &[]).unwrap();
+    let greedy = generate_ids(
+        &model,
+        &[vec![1, 2, 3]],
+        &SamplingConfig {
+            ignore_eos: true,
+            ..SamplingConfig::greedy(6)
+        },
+        &[],
+    )
+    .unwrap();
     let first = greedy[0].token_ids[0];
-    let stopped = generate_ids(&model, &[vec![1, 2, 3]], &SamplingConfig::greedy(6), &[first]).unwrap();
+    let stopped = generate_ids(
+        &model,
+        &[vec![1, 2, 3]],
+        &SamplingConfig::greedy(6),
+        &[first],
+    )
+    .unwrap();
     assert_eq!(stopped[0].token_ids, [first]);
     assert_eq!(stopped[0].finish_reason, agent_rl_core::FinishReason::Stop);
     assert_eq!(greedy[0].finish_reason, agent_rl_core::FinishReason::Length);
@@ -79,15 +140,33 @@ fn stop_ids_and_length_set_finish_reasons() {
 #[test]
 fn sampling_logprobs_equal_teacher_forced_scores() {
     let model = model::<B>(14);
-    let sampling = SamplingConfig { max_new_tokens: 6, temperature: 0.7, seed: 3, ignore_eos: true, ..SamplingConfig::default() };
+    let sampling = SamplingConfig {
+        max_new_tokens: 6,
+        temperature: 0.7,
+        seed: 3,
+        ignore_eos: true,
+        ..SamplingConfig::default()
+    };
     let prompt = vec![10u32, 20, 30, 40];
-    let generated = generate_ids(&model, &[prompt.clone()], &sampling, &[]).unwrap().remove(0);
+    let generated = generate_ids(&model, &[prompt.clone()], &sampling, &[])
+        .unwrap()
+        .remove(0);
     let full: Vec<u32> = prompt.iter().chain(&generated.token_ids).copied().collect();
-    let scores = token_scores(&model, ids(&[full.clone()]), &[vec![true; full.len()]], 6, 0.7);
+    let scores = token_scores(
+        &model,
+        ids(&[full.clone()]),
+        &[vec![true; full.len()]],
+        6,
+        0.7,
+    );
     let teacher = scores.logprobs.into_data().into_vec::<f32>().unwrap();
     assert_close(&teacher, &generated.logprobs, 1e-4, 1e-4, "logprobs");
     let entropies = scores.entropies.into_data().into_vec::<f32>().unwrap();
-    assert!(entropies.iter().all(|&h| h > 0.0 && h <= (384f32).ln() + 1e-4));
+    assert!(
+        entropies
+            .iter()
+            .all(|&h| h > 0.0 && h <= (384f32).ln() + 1e-4)
+    );
 }
 
 #[test]
@@ -100,8 +179,17 @@ fn teacher_forced_scores_are_differentiable_on_autodiff() {
     let mask = vec![vec![true; 5], vec![false, true, true, true, true]];
     let scores = token_scores(&model, input, &mask, 3, 1.0);
     let grads = scores.logprobs.sum().backward();
-    let embed = model.embed_tokens.weight.grad(&grads).expect("embedding gradient");
-    let q = model.layers[0].self_attn.qkv_proj.weight.grad(&grads).expect("qkv gradient");
+    let embed = model
+        .embed_tokens
+        .weight
+        .grad(&grads)
+        .expect("embedding gradient");
+    let q = model.layers[0]
+        .self_attn
+        .qkv_proj
+        .weight
+        .grad(&grads)
+        .expect("qkv gradient");
     let norm_of = |t: Tensor<B, 2>| t.powi_scalar(2).sum().into_scalar();
     assert!(norm_of(embed) > 0.0 && norm_of(q) > 0.0);
 }
@@ -110,10 +198,21 @@ fn teacher_forced_scores_are_differentiable_on_autodiff() {
 fn burn_policy_renders_generates_and_parses() {
     let tokenizer = Arc::new(ChatTokenizer::from_dir(&fixture("tied_f32")).unwrap());
     let mut policy = BurnPolicy::new(model::<B>(16), tokenizer.clone());
-    let request = ChatRequest { messages: vec![Message::user("hello")], tools: Vec::new() };
-    let sampling = SamplingConfig { ignore_eos: true, ..SamplingConfig::greedy(5) };
-    let completion = policy.generate(&[request.clone(), request], &sampling).unwrap();
+    let request = ChatRequest {
+        messages: vec![Message::user("hello")],
+        tools: Vec::new(),
+    };
+    let sampling = SamplingConfig {
+        ignore_eos: true,
+        ..SamplingConfig::greedy(5)
+    };
+    let completion = policy
+        .generate(&[request.clone(), request], &sampling)
+        .unwrap();
     assert_eq!(completion[0], completion[1]);
     assert_eq!(completion[0].token_ids.len(), 5);
-    assert_eq!(completion[0].text, tokenizer.decode(&completion[0].token_ids, true).unwrap());
+    assert_eq!(
+        completion[0].text,
+        tokenizer.decode(&completion[0].token_ids, true).unwrap()
+    );
 }

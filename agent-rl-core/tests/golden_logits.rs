@@ -1,13 +1,15 @@
 //! Logits and greedy continuations equal transformers' on the committed tiny checkpoints.
 
+use agent_rl_core::Qwen2ForCausalLm;
 use agent_rl_core::generation::{SamplingConfig, generate_ids};
 use agent_rl_core::weights::{LoadOptions, load_pretrained};
-use agent_rl_core::Qwen2ForCausalLm;
 
 use crate::common::{B, assert_close, expected, expected_tensor, fixture, ids};
 
 fn load(name: &str) -> Qwen2ForCausalLm<B> {
-    load_pretrained::<B>(&fixture(name), LoadOptions::default(), &Default::default()).unwrap().0
+    load_pretrained::<B>(&fixture(name), LoadOptions::default(), &Default::default())
+        .unwrap()
+        .0
 }
 
 fn check_model(dir: &str, reference: &str) {
@@ -21,28 +23,64 @@ fn check_model(dir: &str, reference: &str) {
     assert_close(&got, &want, 1e-4, 1e-4, &format!("{dir} logits"));
 
     // Left-padded batch: compare the real positions only.
-    let rows: Vec<Vec<u32>> = expected_json["batch_rows"].as_array().unwrap().iter().map(ids).collect();
+    let rows: Vec<Vec<u32>> = expected_json["batch_rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(ids)
+        .collect();
     let width = rows.iter().map(Vec::len).max().unwrap();
-    let padded: Vec<Vec<u32>> =
-        rows.iter().map(|r| std::iter::repeat_n(0, width - r.len()).chain(r.iter().copied()).collect()).collect();
-    let mask: Vec<Vec<bool>> = rows.iter().map(|r| (0..width).map(|i| i >= width - r.len()).collect()).collect();
-    let batch_logits = model.forward_ids(&padded, Some(&mask)).into_data().into_vec::<f32>().unwrap();
+    let padded: Vec<Vec<u32>> = rows
+        .iter()
+        .map(|r| {
+            std::iter::repeat_n(0, width - r.len())
+                .chain(r.iter().copied())
+                .collect()
+        })
+        .collect();
+    let mask: Vec<Vec<bool>> = rows
+        .iter()
+        .map(|r| (0..width).map(|i| i >= width - r.len()).collect())
+        .collect();
+    let batch_logits = model
+        .forward_ids(&padded, Some(&mask))
+        .into_data()
+        .into_vec::<f32>()
+        .unwrap();
     let (_, want) = expected_tensor(reference, "batch_logits");
     let vocab = model.config().vocab_size;
     for (b, row_mask) in mask.iter().enumerate() {
         for (t, &keep) in row_mask.iter().enumerate() {
             if keep {
                 let at = (b * width + t) * vocab;
-                assert_close(&batch_logits[at..at + vocab], &want[at..at + vocab], 1e-4, 1e-4, &format!("{dir} batch {b} pos {t}"));
+                assert_close(
+                    &batch_logits[at..at + vocab],
+                    &want[at..at + vocab],
+                    1e-4,
+                    1e-4,
+                    &format!("{dir} batch {b} pos {t}"),
+                );
             }
         }
     }
 
     // Greedy continuation of the padded batch, with the KV cache.
-    let greedy = generate_ids(&model, &rows, &SamplingConfig { ignore_eos: true, ..SamplingConfig::greedy(12) }, &[])
-        .unwrap();
-    let want: Vec<Vec<u32>> =
-        expected_json["models"][reference]["greedy_batch"].as_array().unwrap().iter().map(ids).collect();
+    let greedy = generate_ids(
+        &model,
+        &rows,
+        &SamplingConfig {
+            ignore_eos: true,
+            ..SamplingConfig::greedy(12)
+        },
+        &[],
+    )
+    .unwrap();
+    let want: Vec<Vec<u32>> = expected_json["models"][reference]["greedy_batch"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(ids)
+        .collect();
     let got: Vec<Vec<u32>> = greedy.into_iter().map(|g| g.token_ids).collect();
     assert_eq!(got, want, "{dir} greedy ids");
 }

@@ -24,7 +24,10 @@ fn load(dir: &Path) -> Result<(), CoreError> {
 }
 
 /// Rewrites `model.safetensors` in `dir` through `edit(key, shape, bytes)`.
-fn rewrite(dir: &Path, edit: impl Fn(&str, Vec<usize>, Vec<u8>) -> Option<(String, Vec<usize>, Vec<u8>)>) {
+fn rewrite(
+    dir: &Path,
+    edit: impl Fn(&str, Vec<usize>, Vec<u8>) -> Option<(String, Vec<usize>, Vec<u8>)>,
+) {
     let path = dir.join("model.safetensors");
     let bytes = std::fs::read(&path).unwrap();
     let file = SafeTensors::deserialize(&bytes).unwrap();
@@ -36,7 +39,12 @@ fn rewrite(dir: &Path, edit: impl Fn(&str, Vec<usize>, Vec<u8>) -> Option<(Strin
     }
     let views: Vec<(String, TensorView<'_>)> = entries
         .iter()
-        .map(|((key, shape, data), dtype)| (key.clone(), TensorView::new(*dtype, shape.clone(), data).unwrap()))
+        .map(|((key, shape, data), dtype)| {
+            (
+                key.clone(),
+                TensorView::new(*dtype, shape.clone(), data).unwrap(),
+            )
+        })
         .collect();
     safetensors::serialize_to_file(views, None, &path).unwrap();
 }
@@ -44,11 +52,17 @@ fn rewrite(dir: &Path, edit: impl Fn(&str, Vec<usize>, Vec<u8>) -> Option<(Strin
 #[test]
 fn missing_tensor_names_key_and_file() {
     let dir = copy_fixture("tied_f32");
-    rewrite(dir.path(), |key, shape, data| (key != "model.layers.1.mlp.up_proj.weight").then(|| (key.to_owned(), shape, data)));
+    rewrite(dir.path(), |key, shape, data| {
+        (key != "model.layers.1.mlp.up_proj.weight").then(|| (key.to_owned(), shape, data))
+    });
     match load(dir.path()) {
         Err(err @ CoreError::MissingTensor { .. }) => {
             let text = err.to_string();
-            assert!(text.contains("model.layers.1.mlp.up_proj.weight") && text.contains("model.safetensors"), "{text}");
+            assert!(
+                text.contains("model.layers.1.mlp.up_proj.weight")
+                    && text.contains("model.safetensors"),
+                "{text}"
+            );
         }
         other => panic!("expected MissingTensor, got {other:?}"),
     }
@@ -59,14 +73,26 @@ fn shape_mismatch_names_key_and_shapes() {
     let dir = copy_fixture("tied_f32");
     rewrite(dir.path(), |key, shape, data| {
         if key == "model.norm.weight" {
-            Some((key.to_owned(), vec![shape[0] / 2], data[..data.len() / 2].to_vec()))
+            Some((
+                key.to_owned(),
+                vec![shape[0] / 2],
+                data[..data.len() / 2].to_vec(),
+            ))
         } else {
             Some((key.to_owned(), shape, data))
         }
     });
     match load(dir.path()) {
-        Err(CoreError::ShapeMismatch { key, expected, found, .. }) => {
-            assert_eq!((key.as_str(), expected, found), ("model.norm.weight", vec![32], vec![16]));
+        Err(CoreError::ShapeMismatch {
+            key,
+            expected,
+            found,
+            ..
+        }) => {
+            assert_eq!(
+                (key.as_str(), expected, found),
+                ("model.norm.weight", vec![32], vec![16])
+            );
         }
         other => panic!("expected ShapeMismatch, got {other:?}"),
     }
@@ -84,8 +110,15 @@ fn unexpected_tensor_is_refused_unless_allowed() {
     });
     // Put the norm back so only the extra key is wrong.
     let original = std::fs::read(fixture("tied_f32/model.safetensors")).unwrap();
-    let norm = SafeTensors::deserialize(&original).unwrap().tensor("model.norm.weight").unwrap().data().to_vec();
-    rewrite(dir.path(), |key, shape, data| Some((key.to_owned(), shape, data)));
+    let norm = SafeTensors::deserialize(&original)
+        .unwrap()
+        .tensor("model.norm.weight")
+        .unwrap()
+        .data()
+        .to_vec();
+    rewrite(dir.path(), |key, shape, data| {
+        Some((key.to_owned(), shape, data))
+    });
     rewrite(dir.path(), move |key, shape, data| {
         let _ = &data;
         Some((key.to_owned(), shape, data))
@@ -98,16 +131,31 @@ fn unexpected_tensor_is_refused_unless_allowed() {
         .into_iter()
         .map(|(k, v)| (k, v.shape().to_vec(), v.data().to_vec(), v.dtype()))
         .collect();
-    owned.push(("model.norm.weight".into(), vec![32], norm, safetensors::Dtype::F32));
-    let views: Vec<(String, TensorView<'_>)> =
-        owned.iter().map(|(k, s, d, t)| (k.clone(), TensorView::new(*t, s.clone(), d).unwrap())).collect();
+    owned.push((
+        "model.norm.weight".into(),
+        vec![32],
+        norm,
+        safetensors::Dtype::F32,
+    ));
+    let views: Vec<(String, TensorView<'_>)> = owned
+        .iter()
+        .map(|(k, s, d, t)| (k.clone(), TensorView::new(*t, s.clone(), d).unwrap()))
+        .collect();
     safetensors::serialize_to_file(views, None, &path).unwrap();
     match load(dir.path()) {
-        Err(CoreError::UnexpectedTensors { keys, .. }) => assert_eq!(keys, ["model.extra_head.weight"]),
+        Err(CoreError::UnexpectedTensors { keys, .. }) => {
+            assert_eq!(keys, ["model.extra_head.weight"])
+        }
         other => panic!("expected UnexpectedTensors, got {other:?}"),
     }
-    let (_, report) =
-        load_pretrained::<B>(dir.path(), LoadOptions { allow_unexpected: true }, &Default::default()).unwrap();
+    let (_, report) = load_pretrained::<B>(
+        dir.path(),
+        LoadOptions {
+            allow_unexpected: true,
+        },
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!(report.unused, ["model.extra_head.weight"]);
 }
 
@@ -122,18 +170,26 @@ fn unsupported_dtype_names_key() {
         .into_iter()
         .map(|(k, v)| {
             if k == "model.norm.weight" {
-                let data: Vec<u8> = v.data().chunks(4).flat_map(|_| 1i32.to_le_bytes()).collect();
+                let data: Vec<u8> = v
+                    .data()
+                    .chunks(4)
+                    .flat_map(|_| 1i32.to_le_bytes())
+                    .collect();
                 (k, v.shape().to_vec(), data, safetensors::Dtype::I32)
             } else {
                 (k, v.shape().to_vec(), v.data().to_vec(), v.dtype())
             }
         })
         .collect();
-    let views: Vec<(String, TensorView<'_>)> =
-        owned.iter().map(|(k, s, d, t)| (k.clone(), TensorView::new(*t, s.clone(), d).unwrap())).collect();
+    let views: Vec<(String, TensorView<'_>)> = owned
+        .iter()
+        .map(|(k, s, d, t)| (k.clone(), TensorView::new(*t, s.clone(), d).unwrap()))
+        .collect();
     safetensors::serialize_to_file(views, None, &path).unwrap();
     match load(dir.path()) {
-        Err(err @ CoreError::UnsupportedDtype { .. }) => assert!(err.to_string().contains("model.norm.weight"), "{err}"),
+        Err(err @ CoreError::UnsupportedDtype { .. }) => {
+            assert!(err.to_string().contains("model.norm.weight"), "{err}")
+        }
         other => panic!("expected UnsupportedDtype, got {other:?}"),
     }
 }
@@ -141,9 +197,15 @@ fn unsupported_dtype_names_key() {
 #[test]
 fn corrupt_file_is_named() {
     let dir = copy_fixture("tied_f32");
-    std::fs::write(dir.path().join("model.safetensors"), b"\xff\xff\xff\xff\xff\xff\xff\x7fgarbage").unwrap();
+    std::fs::write(
+        dir.path().join("model.safetensors"),
+        b"\xff\xff\xff\xff\xff\xff\xff\x7fgarbage",
+    )
+    .unwrap();
     match load(dir.path()) {
-        Err(err @ CoreError::Safetensors { .. }) => assert!(err.to_string().contains("model.safetensors"), "{err}"),
+        Err(err @ CoreError::Safetensors { .. }) => {
+            assert!(err.to_string().contains("model.safetensors"), "{err}")
+        }
         other => panic!("expected Safetensors, got {other:?}"),
     }
 }
@@ -153,7 +215,9 @@ fn missing_weights_file_is_named() {
     let dir = copy_fixture("tied_f32");
     std::fs::remove_file(dir.path().join("model.safetensors")).unwrap();
     match load(dir.path()) {
-        Err(err @ CoreError::Io { .. }) => assert!(err.to_string().contains("model.safetensors"), "{err}"),
+        Err(err @ CoreError::Io { .. }) => {
+            assert!(err.to_string().contains("model.safetensors"), "{err}")
+        }
         other => panic!("expected Io, got {other:?}"),
     }
 }
@@ -163,7 +227,9 @@ fn missing_shard_is_named() {
     let dir = copy_fixture("sharded_f32");
     std::fs::remove_file(dir.path().join("model-00002-of-00003.safetensors")).unwrap();
     match load(dir.path()) {
-        Err(err @ CoreError::Io { .. }) => assert!(err.to_string().contains("model-00002-of-00003"), "{err}"),
+        Err(err @ CoreError::Io { .. }) => {
+            assert!(err.to_string().contains("model-00002-of-00003"), "{err}")
+        }
         other => panic!("expected Io, got {other:?}"),
     }
 }
@@ -176,7 +242,9 @@ fn unsupported_config_names_field() {
     config["hidden_act"] = Value::String("gelu".into());
     std::fs::write(&path, config.to_string()).unwrap();
     match load(dir.path()) {
-        Err(err @ CoreError::UnsupportedConfig { .. }) => assert!(err.to_string().contains("`hidden_act`"), "{err}"),
+        Err(err @ CoreError::UnsupportedConfig { .. }) => {
+            assert!(err.to_string().contains("`hidden_act`"), "{err}")
+        }
         other => panic!("expected UnsupportedConfig, got {other:?}"),
     }
 }

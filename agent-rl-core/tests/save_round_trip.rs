@@ -1,7 +1,9 @@
 //! save → load is bit-exact, in one file or in shards, and bf16 saving rounds as expected.
 
-use agent_rl_core::weights::{LoadOptions, SaveOptions, StorageDtype, load_pretrained, save_pretrained};
 use agent_rl_core::Qwen2ForCausalLm;
+use agent_rl_core::weights::{
+    LoadOptions, SaveOptions, StorageDtype, load_pretrained, save_pretrained,
+};
 use burn::module::Module;
 
 use crate::common::{B, fixture};
@@ -11,28 +13,76 @@ fn params(model: &Qwen2ForCausalLm<B>) -> Vec<f32> {
     let record = model.clone().into_record();
     let _ = record; // records are opaque; compare through the forward pass and the saved bytes
     for layer in &model.layers {
-        out.extend(layer.self_attn.qkv_proj.weight.val().into_data().into_vec::<f32>().unwrap());
-        out.extend(layer.mlp.gate_up_proj.weight.val().into_data().into_vec::<f32>().unwrap());
+        out.extend(
+            layer
+                .self_attn
+                .qkv_proj
+                .weight
+                .val()
+                .into_data()
+                .into_vec::<f32>()
+                .unwrap(),
+        );
+        out.extend(
+            layer
+                .mlp
+                .gate_up_proj
+                .weight
+                .val()
+                .into_data()
+                .into_vec::<f32>()
+                .unwrap(),
+        );
     }
-    out.extend(model.embed_tokens.weight.val().into_data().into_vec::<f32>().unwrap());
+    out.extend(
+        model
+            .embed_tokens
+            .weight
+            .val()
+            .into_data()
+            .into_vec::<f32>()
+            .unwrap(),
+    );
     out
 }
 
 #[test]
 fn save_then_load_is_bit_exact_and_keeps_hf_files_identical() {
-    let (model, _) = load_pretrained::<B>(&fixture("untied_f32"), LoadOptions::default(), &Default::default()).unwrap();
+    let (model, _) = load_pretrained::<B>(
+        &fixture("untied_f32"),
+        LoadOptions::default(),
+        &Default::default(),
+    )
+    .unwrap();
     for shard_bytes in [usize::MAX, 60_000] {
         let dir = tempfile::tempdir().unwrap();
-        save_pretrained(&model, dir.path(), SaveOptions { dtype: StorageDtype::F32, max_shard_bytes: shard_bytes }).unwrap();
+        save_pretrained(
+            &model,
+            dir.path(),
+            SaveOptions {
+                dtype: StorageDtype::F32,
+                max_shard_bytes: shard_bytes,
+            },
+        )
+        .unwrap();
         if shard_bytes != usize::MAX {
             assert!(dir.path().join("model.safetensors.index.json").exists());
         }
-        let (again, report) = load_pretrained::<B>(dir.path(), LoadOptions::default(), &Default::default()).unwrap();
+        let (again, report) =
+            load_pretrained::<B>(dir.path(), LoadOptions::default(), &Default::default()).unwrap();
         assert!(report.unused.is_empty());
         assert_eq!(params(&model), params(&again));
         let ids = vec![vec![1u32, 5, 9, 200]];
-        let a = model.forward_ids(&ids, None).into_data().into_vec::<f32>().unwrap();
-        let b = again.forward_ids(&ids, None).into_data().into_vec::<f32>().unwrap();
+        let a = model
+            .forward_ids(&ids, None)
+            .into_data()
+            .into_vec::<f32>()
+            .unwrap();
+        let b = again
+            .forward_ids(&ids, None)
+            .into_data()
+            .into_vec::<f32>()
+            .unwrap();
         assert_eq!(a, b);
     }
     // The single-file save holds exactly HF's tensors, byte for byte.
@@ -48,20 +98,41 @@ fn save_then_load_is_bit_exact_and_keeps_hf_files_identical() {
     their_keys.sort();
     assert_eq!(keys, their_keys);
     for key in keys {
-        assert_eq!(ours.tensor(key).unwrap().data(), theirs.tensor(key).unwrap().data(), "{key}");
+        assert_eq!(
+            ours.tensor(key).unwrap().data(),
+            theirs.tensor(key).unwrap().data(),
+            "{key}"
+        );
     }
 }
 
 #[test]
 fn bf16_save_round_trips_bf16_checkpoints_exactly() {
-    let (model, _) = load_pretrained::<B>(&fixture("untied_bf16"), LoadOptions::default(), &Default::default()).unwrap();
+    let (model, _) = load_pretrained::<B>(
+        &fixture("untied_bf16"),
+        LoadOptions::default(),
+        &Default::default(),
+    )
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    save_pretrained(&model, dir.path(), SaveOptions { dtype: StorageDtype::Bf16, ..SaveOptions::default() }).unwrap();
+    save_pretrained(
+        &model,
+        dir.path(),
+        SaveOptions {
+            dtype: StorageDtype::Bf16,
+            ..SaveOptions::default()
+        },
+    )
+    .unwrap();
     let ours = std::fs::read(dir.path().join("model.safetensors")).unwrap();
     let theirs = std::fs::read(fixture("untied_bf16/model.safetensors")).unwrap();
     let ours = safetensors::SafeTensors::deserialize(&ours).unwrap();
     let theirs = safetensors::SafeTensors::deserialize(&theirs).unwrap();
     for key in theirs.names() {
-        assert_eq!(ours.tensor(key).unwrap().data(), theirs.tensor(key).unwrap().data(), "{key}");
+        assert_eq!(
+            ours.tensor(key).unwrap().data(),
+            theirs.tensor(key).unwrap().data(),
+            "{key}"
+        );
     }
 }

@@ -13,10 +13,18 @@ fn python_float(x: f64) -> String {
         return "NaN".into();
     }
     if x.is_infinite() {
-        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if x > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if x.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     // Rust's `{:e}` gives the shortest round-trip digits, as Python's repr does.
     let sci = format!("{:e}", x.abs());
@@ -27,7 +35,11 @@ fn python_float(x: f64) -> String {
     let point = exponent + 1; // value = 0.DIGITS × 10^point
     if point > 16 || point <= -4 {
         let (head, tail) = digits.split_at(1);
-        let fraction = if tail.is_empty() { String::new() } else { format!(".{tail}") };
+        let fraction = if tail.is_empty() {
+            String::new()
+        } else {
+            format!(".{tail}")
+        };
         let exp_sign = if exponent < 0 { '-' } else { '+' };
         return format!("{sign}{head}{fraction}e{exp_sign}{:02}", exponent.abs());
     }
@@ -60,7 +72,13 @@ fn write_string(out: &mut String, text: &str) {
     out.push('"');
 }
 
-fn write_value(out: &mut String, value: &Value, indent: Option<usize>, sort_keys: bool, depth: usize) {
+fn write_value(
+    out: &mut String,
+    value: &Value,
+    indent: Option<usize>,
+    sort_keys: bool,
+    depth: usize,
+) {
     let newline = |out: &mut String, depth: usize| {
         if let Some(width) = indent {
             out.push('\n');
@@ -161,7 +179,10 @@ mod tests {
     #[test]
     fn indent_and_escapes_match_json_dumps() {
         let v = json!({"k": ["a\"b\\c\n\u{1}", {}], "z": {"x": null}});
-        assert_eq!(to_python_json(&v, None, false), r#"{"k": ["a\"b\\c\n\u0001", {}], "z": {"x": null}}"#);
+        assert_eq!(
+            to_python_json(&v, None, false),
+            r#"{"k": ["a\"b\\c\n\u0001", {}], "z": {"x": null}}"#
+        );
         assert_eq!(
             to_python_json(&json!({"b": 1, "a": [true]}), Some(2), true),
             "{\n  \"a\": [\n    true\n  ],\n  \"b\": 1\n}"

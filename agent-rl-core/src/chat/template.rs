@@ -20,7 +20,9 @@ pub struct ChatTemplate {
 
 impl std::fmt::Debug for ChatTemplate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChatTemplate").field("source_name", &self.source_name).finish()
+        f.debug_struct("ChatTemplate")
+            .field("source_name", &self.source_name)
+            .finish()
     }
 }
 
@@ -54,8 +56,18 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 /// `strftime_now(format)` for the directives templates use (%Y %m %d %b %B %H %M %S %%), UTC.
 fn strftime_now(format: String) -> String {
     const MONTHS: [&str; 12] = [
-        "January", "February", "March", "April", "May", "June", "July", "August", "September",
-        "October", "November", "December",
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
     ];
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -131,10 +143,11 @@ impl ChatTemplate {
         env.add_filter("tojson", tojson);
         env.add_function("raise_exception", raise_exception);
         env.add_function("strftime_now", strftime_now);
-        env.add_template_owned("chat", rewrite_generation_blocks(source)).map_err(|err| CoreError::ChatTemplate {
-            source_name: source_name.clone(),
-            reason: format!("{err:#}"),
-        })?;
+        env.add_template_owned("chat", rewrite_generation_blocks(source))
+            .map_err(|err| CoreError::ChatTemplate {
+                source_name: source_name.clone(),
+                reason: format!("{err:#}"),
+            })?;
         Ok(Self { env, source_name })
     }
 
@@ -152,7 +165,10 @@ impl ChatTemplate {
         add_generation_prompt: bool,
         extra: &Map<String, Value>,
     ) -> Result<String, CoreError> {
-        let fail = |reason: String| CoreError::ChatTemplate { source_name: self.source_name.clone(), reason };
+        let fail = |reason: String| CoreError::ChatTemplate {
+            source_name: self.source_name.clone(),
+            reason,
+        };
         let mut context = extra.clone();
         let messages = serde_json::to_value(messages).map_err(|err| fail(err.to_string()))?;
         context.insert("messages".into(), messages);
@@ -162,9 +178,17 @@ impl ChatTemplate {
             Value::Array(tools.iter().map(ToolSpec::to_json).collect())
         };
         context.insert("tools".into(), tools);
-        context.insert("add_generation_prompt".into(), Value::Bool(add_generation_prompt));
-        let template = self.env.get_template("chat").map_err(|err| fail(format!("{err:#}")))?;
-        template.render(JinjaValue::from_serialize(&context)).map_err(|err| fail(format!("{err:#}")))
+        context.insert(
+            "add_generation_prompt".into(),
+            Value::Bool(add_generation_prompt),
+        );
+        let template = self
+            .env
+            .get_template("chat")
+            .map_err(|err| fail(format!("{err:#}")))?;
+        template
+            .render(JinjaValue::from_serialize(&context))
+            .map_err(|err| fail(format!("{err:#}")))
     }
 }
 
@@ -175,9 +199,17 @@ mod tests {
     #[test]
     fn generation_blocks_render_their_body() {
         let source = "a{%- generation %} b {% endgeneration -%} c{% if x %}{% endif %}";
-        assert_eq!(rewrite_generation_blocks(source), "a{%- if true %} b {% endif -%} c{% if x %}{% endif %}");
+        assert_eq!(
+            rewrite_generation_blocks(source),
+            "a{%- if true %} b {% endif -%} c{% if x %}{% endif %}"
+        );
         let template = ChatTemplate::new(source, "inline").expect("compiles");
-        assert_eq!(template.render(&[], &[], false, &Map::new()).expect("renders"), "a b c");
+        assert_eq!(
+            template
+                .render(&[], &[], false, &Map::new())
+                .expect("renders"),
+            "a b c"
+        );
     }
 
     #[test]
@@ -189,8 +221,11 @@ mod tests {
 
     #[test]
     fn raise_exception_is_a_template_error() {
-        let template = ChatTemplate::new("{{ raise_exception('no system role') }}", "inline").expect("compiles");
-        let err = template.render(&[], &[], false, &Map::new()).expect_err("raises");
+        let template = ChatTemplate::new("{{ raise_exception('no system role') }}", "inline")
+            .expect("compiles");
+        let err = template
+            .render(&[], &[], false, &Map::new())
+            .expect_err("raises");
         assert!(err.to_string().contains("no system role"), "{err}");
     }
 

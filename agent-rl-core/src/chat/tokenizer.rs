@@ -25,15 +25,24 @@ pub struct ChatTokenizer {
 }
 
 fn read_json(path: &Path) -> Result<Value, CoreError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CoreError::Io { path: path.to_owned(), source })?;
-    serde_json::from_str(&text).map_err(|source| CoreError::Json { path: path.to_owned(), source })
+    let text = std::fs::read_to_string(path).map_err(|source| CoreError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| CoreError::Json {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// A special token entry: a string or `{"content": …}`.
 fn token_text(value: &Value) -> Option<String> {
     match value {
         Value::String(text) => Some(text.clone()),
-        Value::Object(map) => map.get("content").and_then(Value::as_str).map(str::to_owned),
+        Value::Object(map) => map
+            .get("content")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         _ => None,
     }
 }
@@ -53,23 +62,38 @@ impl ChatTokenizer {
             reason: err.to_string(),
         })?;
         let config_path = dir.join("tokenizer_config.json");
-        let config = if config_path.exists() { read_json(&config_path)? } else { Value::Null };
+        let config = if config_path.exists() {
+            read_json(&config_path)?
+        } else {
+            Value::Null
+        };
         let jinja_path = dir.join("chat_template.jinja");
         let template = if jinja_path.exists() {
-            let source = std::fs::read_to_string(&jinja_path)
-                .map_err(|source| CoreError::Io { path: jinja_path.clone(), source })?;
-            Some(ChatTemplate::new(&source, jinja_path.display().to_string())?)
+            let source = std::fs::read_to_string(&jinja_path).map_err(|source| CoreError::Io {
+                path: jinja_path.clone(),
+                source,
+            })?;
+            Some(ChatTemplate::new(
+                &source,
+                jinja_path.display().to_string(),
+            )?)
         } else {
             match config.get("chat_template") {
-                Some(Value::String(source)) => {
-                    Some(ChatTemplate::new(source, format!("{}:chat_template", config_path.display()))?)
-                }
+                Some(Value::String(source)) => Some(ChatTemplate::new(
+                    source,
+                    format!("{}:chat_template", config_path.display()),
+                )?),
                 Some(Value::Array(named)) => named
                     .iter()
                     .find(|t| t.get("name").and_then(Value::as_str) == Some("default"))
                     .and_then(|t| t.get("template"))
                     .and_then(Value::as_str)
-                    .map(|source| ChatTemplate::new(source, format!("{}:chat_template[default]", config_path.display())))
+                    .map(|source| {
+                        ChatTemplate::new(
+                            source,
+                            format!("{}:chat_template[default]", config_path.display()),
+                        )
+                    })
                     .transpose()?,
                 _ => None,
             }
@@ -81,7 +105,10 @@ impl ChatTokenizer {
             }
         }
         let id_of = |key: &str| {
-            special_tokens.get(key).and_then(Value::as_str).and_then(|text| tokenizer.token_to_id(text))
+            special_tokens
+                .get(key)
+                .and_then(Value::as_str)
+                .and_then(|text| tokenizer.token_to_id(text))
         };
         let mut eos_ids: Vec<u32> = id_of("eos_token").into_iter().collect();
         let generation_path = dir.join("generation_config.json");
@@ -99,12 +126,31 @@ impl ChatTokenizer {
             }
         }
         let pad_id = id_of("pad_token").or_else(|| eos_ids.first().copied());
-        Ok(Self { tokenizer, template, eos_ids, pad_id, special_tokens, path })
+        Ok(Self {
+            tokenizer,
+            template,
+            eos_ids,
+            pad_id,
+            special_tokens,
+            path,
+        })
     }
 
     /// Wraps an in-memory tokenizer and template (tests, embedded demos).
-    pub fn new(tokenizer: Tokenizer, template: Option<ChatTemplate>, eos_ids: Vec<u32>, pad_id: Option<u32>) -> Self {
-        Self { tokenizer, template, eos_ids, pad_id, special_tokens: Map::new(), path: PathBuf::from("<memory>") }
+    pub fn new(
+        tokenizer: Tokenizer,
+        template: Option<ChatTemplate>,
+        eos_ids: Vec<u32>,
+        pad_id: Option<u32>,
+    ) -> Self {
+        Self {
+            tokenizer,
+            template,
+            eos_ids,
+            pad_id,
+            special_tokens: Map::new(),
+            path: PathBuf::from("<memory>"),
+        }
     }
 
     /// The underlying `tokenizers` tokenizer.
@@ -135,7 +181,10 @@ impl ChatTokenizer {
         self.tokenizer
             .encode(text, false)
             .map(|encoding| encoding.get_ids().to_vec())
-            .map_err(|err| CoreError::Tokenizer { path: self.path.clone(), reason: err.to_string() })
+            .map_err(|err| CoreError::Tokenizer {
+                path: self.path.clone(),
+                reason: err.to_string(),
+            })
     }
 
     /// Decodes ids; `skip_special` drops special tokens (eos, `<|im_start|>`, …).
@@ -145,7 +194,10 @@ impl ChatTokenizer {
     pub fn decode(&self, ids: &[u32], skip_special: bool) -> Result<String, CoreError> {
         self.tokenizer
             .decode(ids, skip_special)
-            .map_err(|err| CoreError::Tokenizer { path: self.path.clone(), reason: err.to_string() })
+            .map_err(|err| CoreError::Tokenizer {
+                path: self.path.clone(),
+                reason: err.to_string(),
+            })
     }
 
     /// Renders a conversation with the chat template (special-token variables supplied).

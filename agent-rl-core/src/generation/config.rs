@@ -49,7 +49,11 @@ impl Default for SamplingConfig {
 impl SamplingConfig {
     /// Greedy decoding with the given budget.
     pub fn greedy(max_new_tokens: usize) -> Self {
-        Self { max_new_tokens, temperature: 0.0, ..Self::default() }
+        Self {
+            max_new_tokens,
+            temperature: 0.0,
+            ..Self::default()
+        }
     }
 
     /// True when decoding is greedy.
@@ -63,7 +67,10 @@ impl SamplingConfig {
     /// [`CoreError::InvalidArgument`] naming the field and its valid range.
     pub fn validate(&self) -> Result<(), CoreError> {
         let bad = |field: &str, reason: &str| {
-            Err(CoreError::InvalidArgument { field: field.into(), reason: reason.into() })
+            Err(CoreError::InvalidArgument {
+                field: field.into(),
+                reason: reason.into(),
+            })
         };
         if !(self.temperature.is_finite() && self.temperature >= 0.0) {
             return bad("temperature", "must be finite and >= 0 (0 = greedy)");

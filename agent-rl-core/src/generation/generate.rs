@@ -60,7 +60,10 @@ pub fn generate_ids_with_stop<B: Backend>(
     let vocab = config.vocab_size;
     let width = prompts.iter().map(Vec::len).max().unwrap_or(0);
     if prompts.iter().any(Vec::is_empty) {
-        return Err(CoreError::InvalidArgument { field: "prompts".into(), reason: "a prompt is empty".into() });
+        return Err(CoreError::InvalidArgument {
+            field: "prompts".into(),
+            reason: "a prompt is empty".into(),
+        });
     }
     if width + sampling.max_new_tokens > config.max_position_embeddings {
         return Err(CoreError::InvalidArgument {
@@ -73,7 +76,11 @@ pub fn generate_ids_with_stop<B: Backend>(
     }
     let mut out: Vec<Generation> = prompts
         .iter()
-        .map(|_| Generation { token_ids: Vec::new(), logprobs: Vec::new(), finish_reason: FinishReason::Length })
+        .map(|_| Generation {
+            token_ids: Vec::new(),
+            logprobs: Vec::new(),
+            finish_reason: FinishReason::Length,
+        })
         .collect();
     if prompts.is_empty() || sampling.max_new_tokens == 0 {
         return Ok(out);
@@ -85,9 +92,18 @@ pub fn generate_ids_with_stop<B: Backend>(
             rng
         })
         .collect();
-    let padded: Vec<Vec<u32>> =
-        prompts.iter().map(|p| std::iter::repeat_n(0, width - p.len()).chain(p.iter().copied()).collect()).collect();
-    let mask: Vec<Vec<bool>> = prompts.iter().map(|p| (0..width).map(|i| i >= width - p.len()).collect()).collect();
+    let padded: Vec<Vec<u32>> = prompts
+        .iter()
+        .map(|p| {
+            std::iter::repeat_n(0, width - p.len())
+                .chain(p.iter().copied())
+                .collect()
+        })
+        .collect();
+    let mask: Vec<Vec<bool>> = prompts
+        .iter()
+        .map(|p| (0..width).map(|i| i >= width - p.len()).collect())
+        .collect();
     let device = model.device();
     let mut cache = model.new_cache(prompts.len());
     let hidden = model.forward_hidden(qwen2_ids_tensor(&padded, &device), &mask, Some(&mut cache));
@@ -95,17 +111,27 @@ pub fn generate_ids_with_stop<B: Backend>(
     let mut logits = model.logits(hidden.slice([0..batch, seq - 1..seq, 0..hidden_size]));
     let mut live: Vec<usize> = (0..prompts.len()).collect();
     loop {
-        let host = logits.into_data().convert::<f32>().into_vec::<f32>().map_err(|err| {
-            CoreError::InvalidArgument { field: "logits".into(), reason: format!("{err:?}") }
-        })?;
+        let host = logits
+            .into_data()
+            .convert::<f32>()
+            .into_vec::<f32>()
+            .map_err(|err| CoreError::InvalidArgument {
+                field: "logits".into(),
+                reason: format!("{err:?}"),
+            })?;
         let mut next_live = Vec::new();
         let mut next_tokens = Vec::new();
         for (row, &index) in live.iter().enumerate() {
-            let (token, logprob) = sample_token(&host[row * vocab..(row + 1) * vocab], sampling, &mut rngs[index]);
+            let (token, logprob) = sample_token(
+                &host[row * vocab..(row + 1) * vocab],
+                sampling,
+                &mut rngs[index],
+            );
             let generation = &mut out[index];
             generation.token_ids.push(token);
             generation.logprobs.push(logprob);
-            let stop_id = (!sampling.ignore_eos && eos_ids.contains(&token)) || sampling.stop_token_ids.contains(&token);
+            let stop_id = (!sampling.ignore_eos && eos_ids.contains(&token))
+                || sampling.stop_token_ids.contains(&token);
             if stop_id {
                 generation.finish_reason = FinishReason::Stop;
             } else if stop_check.is_some_and(|check| check(&generation.token_ids)) {
@@ -124,7 +150,11 @@ pub fn generate_ids_with_stop<B: Backend>(
         }
         let step_ids: Vec<Vec<u32>> = next_tokens.into_iter().map(|t| vec![t]).collect();
         let step_mask = vec![vec![true]; step_ids.len()];
-        let hidden = model.forward_hidden(qwen2_ids_tensor(&step_ids, &device), &step_mask, Some(&mut cache));
+        let hidden = model.forward_hidden(
+            qwen2_ids_tensor(&step_ids, &device),
+            &step_mask,
+            Some(&mut cache),
+        );
         logits = model.logits(hidden);
     }
     Ok(out)

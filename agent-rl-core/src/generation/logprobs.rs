@@ -40,8 +40,16 @@ pub fn token_scores<B: Backend>(
         logits = logits.div_scalar(temperature);
     }
     let logp = log_softmax(logits, 2);
-    let targets = input_ids.slice([0..batch, start..seq]).unsqueeze_dim::<3>(2);
+    let targets = input_ids
+        .slice([0..batch, start..seq])
+        .unsqueeze_dim::<3>(2);
     let logprobs = logp.clone().gather(2, targets).squeeze_dim::<2>(2);
-    let entropies = (logp.clone().exp() * logp).sum_dim(2).neg().squeeze_dim::<2>(2);
-    TokenScores { logprobs, entropies }
+    let entropies = (logp.clone().exp() * logp)
+        .sum_dim(2)
+        .neg()
+        .squeeze_dim::<2>(2);
+    TokenScores {
+        logprobs,
+        entropies,
+    }
 }

@@ -27,7 +27,11 @@ pub(crate) fn argmax(values: &[f32]) -> usize {
 
 /// Picks a token from `logits`; returns the token and its log-probability under the
 /// temperature-scaled distribution (raw when greedy), before filtering.
-pub(crate) fn sample_token(logits: &[f32], config: &SamplingConfig, rng: &mut ChaCha8Rng) -> (u32, f32) {
+pub(crate) fn sample_token(
+    logits: &[f32],
+    config: &SamplingConfig,
+    rng: &mut ChaCha8Rng,
+) -> (u32, f32) {
     if config.is_greedy() {
         let token = argmax(logits);
         let logprobs = log_softmax(logits);
@@ -45,7 +49,10 @@ pub(crate) fn sample_token(logits: &[f32], config: &SamplingConfig, rng: &mut Ch
         }
         if config.top_p < 1.0 {
             // Smallest prefix whose mass reaches top_p (renormalised over the top-k survivors).
-            let mass: f64 = order[..keep].iter().map(|&i| f64::from(logprobs[i]).exp()).sum();
+            let mass: f64 = order[..keep]
+                .iter()
+                .map(|&i| f64::from(logprobs[i]).exp())
+                .sum();
             let mut cumulative = 0.0;
             let mut count = 0;
             for &i in &order[..keep] {
@@ -59,11 +66,18 @@ pub(crate) fn sample_token(logits: &[f32], config: &SamplingConfig, rng: &mut Ch
         }
         if config.min_p > 0.0 {
             let threshold = logprobs[order[0]] + config.min_p.ln();
-            keep = order[..keep].iter().take_while(|&&i| logprobs[i] >= threshold).count().max(1);
+            keep = order[..keep]
+                .iter()
+                .take_while(|&&i| logprobs[i] >= threshold)
+                .count()
+                .max(1);
         }
     }
     let survivors = &order[..keep];
-    let weights: Vec<f64> = survivors.iter().map(|&i| f64::from(logprobs[i]).exp()).collect();
+    let weights: Vec<f64> = survivors
+        .iter()
+        .map(|&i| f64::from(logprobs[i]).exp())
+        .collect();
     let total: f64 = weights.iter().sum();
     let mut draw = rng.random::<f64>() * total;
     let mut chosen = survivors[survivors.len() - 1];
@@ -83,17 +97,29 @@ mod tests {
     use rand::SeedableRng;
 
     fn config(temperature: f32, top_k: usize, top_p: f32, min_p: f32) -> SamplingConfig {
-        SamplingConfig { temperature, top_k, top_p, min_p, ..SamplingConfig::default() }
+        SamplingConfig {
+            temperature,
+            top_k,
+            top_p,
+            min_p,
+            ..SamplingConfig::default()
+        }
     }
 
     fn draws(logits: &[f32], config: &SamplingConfig) -> Vec<u32> {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
-        (0..400).map(|_| sample_token(logits, config, &mut rng).0).collect()
+        (0..400)
+            .map(|_| sample_token(logits, config, &mut rng).0)
+            .collect()
     }
 
     #[test]
     fn greedy_takes_first_max_and_reports_raw_logprob() {
-        let (token, logprob) = sample_token(&[1.0, 3.0, 3.0], &SamplingConfig::greedy(1), &mut ChaCha8Rng::seed_from_u64(0));
+        let (token, logprob) = sample_token(
+            &[1.0, 3.0, 3.0],
+            &SamplingConfig::greedy(1),
+            &mut ChaCha8Rng::seed_from_u64(0),
+        );
         assert_eq!(token, 1);
         let expected = 3.0 - (1f32.exp() + 2.0 * 3f32.exp()).ln();
         assert!((logprob - expected).abs() < 1e-6);
@@ -102,12 +128,20 @@ mod tests {
     #[test]
     fn filters_restrict_the_support() {
         let logits = [4.0, 3.0, 2.0, 1.0, 0.0];
-        assert!(draws(&logits, &config(1.0, 2, 1.0, 0.0)).iter().all(|&t| t < 2));
+        assert!(
+            draws(&logits, &config(1.0, 2, 1.0, 0.0))
+                .iter()
+                .all(|&t| t < 2)
+        );
         // probs ≈ .64 .23 .09 .03 .01: top_p .8 keeps two tokens.
         let kept = draws(&logits, &config(1.0, 0, 0.8, 0.0));
         assert!(kept.iter().all(|&t| t < 2) && kept.contains(&1));
         // min_p .3: threshold .19 keeps two tokens.
-        assert!(draws(&logits, &config(1.0, 0, 1.0, 0.3)).iter().all(|&t| t < 2));
+        assert!(
+            draws(&logits, &config(1.0, 0, 1.0, 0.3))
+                .iter()
+                .all(|&t| t < 2)
+        );
         // No filter: every token shows up over 400 draws at temperature 3.
         let all = draws(&logits, &config(3.0, 0, 1.0, 0.0));
         assert!((0..5).all(|t| all.contains(&t)));

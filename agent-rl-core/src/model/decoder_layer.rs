@@ -29,7 +29,9 @@ impl<B: Backend> DecoderLayer<B> {
         inputs: &AttentionInputs<B>,
         cache: Option<&mut Option<(Tensor<B, 4>, Tensor<B, 4>)>>,
     ) -> Tensor<B, 3> {
-        let attended = self.self_attn.forward(self.input_layernorm.forward(x.clone()), inputs, cache);
+        let attended =
+            self.self_attn
+                .forward(self.input_layernorm.forward(x.clone()), inputs, cache);
         let x = x + attended;
         x.clone() + self.mlp.forward(self.post_attention_layernorm.forward(x))
     }

@@ -14,7 +14,10 @@ pub struct KvCache<B: Backend> {
 impl<B: Backend> KvCache<B> {
     /// An empty cache for `num_layers` layers and `batch` sequences.
     pub fn new(num_layers: usize, batch: usize) -> Self {
-        Self { layers: vec![None; num_layers], mask: vec![Vec::new(); batch] }
+        Self {
+            layers: vec![None; num_layers],
+            mask: vec![Vec::new(); batch],
+        }
     }
 
     /// Number of cached positions.
@@ -24,7 +27,10 @@ impl<B: Backend> KvCache<B> {
 
     /// Number of real (non-padding) tokens cached for each sequence.
     pub fn real_lengths(&self) -> Vec<usize> {
-        self.mask.iter().map(|row| row.iter().filter(|&&keep| keep).count()).collect()
+        self.mask
+            .iter()
+            .map(|row| row.iter().filter(|&&keep| keep).count())
+            .collect()
     }
 
     /// Keeps only the listed sequences (e.g. drop finished ones from a decoding batch).
@@ -41,7 +47,10 @@ impl<B: Backend> KvCache<B> {
             .map(|(keys, _)| keys.device());
         if let Some(device) = device {
             let index = Tensor::<B, 1, Int>::from_data(
-                TensorData::new(rows.iter().map(|&r| r as i64).collect::<Vec<_>>(), [rows.len()]),
+                TensorData::new(
+                    rows.iter().map(|&r| r as i64).collect::<Vec<_>>(),
+                    [rows.len()],
+                ),
                 &device,
             );
             for layer in self.layers.iter_mut().flatten() {

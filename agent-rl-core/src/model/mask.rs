@@ -50,7 +50,11 @@ impl<B: Backend> AttentionInputs<B> {
             for query in 0..seq {
                 let limit = past + query;
                 for (key, &keep) in row.iter().enumerate() {
-                    bias.push(if keep && key <= limit { 0.0f32 } else { f32::MIN });
+                    bias.push(if keep && key <= limit {
+                        0.0f32
+                    } else {
+                        f32::MIN
+                    });
                 }
             }
         }
@@ -67,7 +71,10 @@ mod tests {
 
     #[test]
     fn positions_follow_hf_generate() {
-        assert_eq!(positions_from_mask(&[false, false, true, true, true]), [1, 1, 0, 1, 2]);
+        assert_eq!(
+            positions_from_mask(&[false, false, true, true, true]),
+            [1, 1, 0, 1, 2]
+        );
         assert_eq!(positions_from_mask(&[true, true]), [0, 1]);
     }
 }

@@ -72,8 +72,11 @@ impl<B: Backend> Qwen2ForCausalLm<B> {
                 for (history, new) in cache.mask.iter_mut().zip(mask) {
                     history.extend_from_slice(new);
                 }
-                let positions: Vec<Vec<usize>> =
-                    cache.mask.iter().map(|row| positions_from_mask(row)[past..].to_vec()).collect();
+                let positions: Vec<Vec<usize>> = cache
+                    .mask
+                    .iter()
+                    .map(|row| positions_from_mask(row)[past..].to_vec())
+                    .collect();
                 let inputs = AttentionInputs::new(
                     &cache.mask,
                     &positions,

@@ -15,7 +15,10 @@ pub struct RmsNorm<B: Backend> {
 impl<B: Backend> RmsNorm<B> {
     /// A norm with the given scale.
     pub fn new(weight: Tensor<B, 1>, eps: f64) -> Self {
-        Self { weight: Param::from_tensor(weight), eps }
+        Self {
+            weight: Param::from_tensor(weight),
+            eps,
+        }
     }
 
     /// Normalises over the last dimension.

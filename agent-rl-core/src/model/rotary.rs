@@ -16,12 +16,7 @@ pub struct RotaryTables<B: Backend> {
 
 impl<B: Backend> RotaryTables<B> {
     /// Tables for `positions[b][t]` (computed on the host in f32, as HF does).
-    pub fn new(
-        positions: &[Vec<usize>],
-        head_dim: usize,
-        theta: f64,
-        device: &B::Device,
-    ) -> Self {
+    pub fn new(positions: &[Vec<usize>], head_dim: usize, theta: f64, device: &B::Device) -> Self {
         let batch = positions.len();
         let seq = positions.first().map_or(0, Vec::len);
         let half = head_dim / 2;
@@ -56,7 +51,10 @@ impl<B: Backend> RotaryTables<B> {
         let [_, _, _, head_dim] = x.dims();
         let half = head_dim / 2;
         let swapped = Tensor::cat(
-            vec![x.clone().narrow(3, half, half), x.clone().narrow(3, 0, half)],
+            vec![
+                x.clone().narrow(3, half, half),
+                x.clone().narrow(3, 0, half),
+            ],
             3,
         );
         x * self.cos.clone() + swapped * self.sin_signed.clone()

@@ -30,7 +30,10 @@ pub struct HermesToolCallParser {
 
 impl Default for HermesToolCallParser {
     fn default() -> Self {
-        Self { open_tag: "<tool_call>".into(), close_tag: "</tool_call>".into() }
+        Self {
+            open_tag: "<tool_call>".into(),
+            close_tag: "</tool_call>".into(),
+        }
     }
 }
 
@@ -52,7 +55,11 @@ fn parse_block(raw: &str) -> Result<ToolCall, String> {
         },
         Some(_) => return Err("`arguments` is not an object".into()),
     };
-    Ok(ToolCall { id: None, name, arguments })
+    Ok(ToolCall {
+        id: None,
+        name,
+        arguments,
+    })
 }
 
 impl ToolCallParser for HermesToolCallParser {
@@ -68,9 +75,10 @@ impl ToolCallParser for HermesToolCallParser {
                     let raw = &after_open[..end];
                     match parse_block(raw) {
                         Ok(call) => out.tool_calls.push(call),
-                        Err(reason) => {
-                            out.malformed.push(MalformedToolCall { raw: raw.to_owned(), reason })
-                        }
+                        Err(reason) => out.malformed.push(MalformedToolCall {
+                            raw: raw.to_owned(),
+                            reason,
+                        }),
                     }
                     rest = &after_open[end + self.close_tag.len()..];
                 }
@@ -107,7 +115,12 @@ mod tests {
             content: &'static str,
         }
         let cases = [
-            Case { text: "just text", calls: vec![], malformed: &[], content: "just text" },
+            Case {
+                text: "just text",
+                calls: vec![],
+                malformed: &[],
+                content: "just text",
+            },
             Case {
                 text: "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>",
                 calls: vec![("f", json!({"a": 1}))],
@@ -165,8 +178,11 @@ mod tests {
         ];
         for case in cases {
             let out = parse(case.text);
-            let calls: Vec<_> =
-                out.tool_calls.iter().map(|c| (c.name.as_str(), c.arguments.clone())).collect();
+            let calls: Vec<_> = out
+                .tool_calls
+                .iter()
+                .map(|c| (c.name.as_str(), c.arguments.clone()))
+                .collect();
             assert_eq!(calls, case.calls, "{}", case.text);
             assert_eq!(out.malformed.len(), case.malformed.len(), "{}", case.text);
             for (bad, reason) in out.malformed.iter().zip(case.malformed) {

@@ -54,7 +54,11 @@ impl<B: Backend> Builder<'_, B> {
     }
 
     /// Joins HF `[out_i, in]` weights (and optional biases) into one burn `Linear` `[in, Σout]`.
-    fn linear(&mut self, weights: &[String], biases: Option<&[String]>) -> Result<Linear<B>, CoreError> {
+    fn linear(
+        &mut self,
+        weights: &[String],
+        biases: Option<&[String]>,
+    ) -> Result<Linear<B>, CoreError> {
         let mut rows_total = 0;
         let mut cols = 0;
         let mut stacked = Vec::new();
@@ -72,26 +76,44 @@ impl<B: Backend> Builder<'_, B> {
                 for key in keys {
                     data.extend(self.take(key)?.0);
                 }
-                Some(Param::from_tensor(Tensor::from_data(TensorData::new(data, [rows_total]), self.device)))
+                Some(Param::from_tensor(Tensor::from_data(
+                    TensorData::new(data, [rows_total]),
+                    self.device,
+                )))
             }
             None => None,
         };
-        Ok(Linear { weight: Param::from_tensor(weight), bias })
+        Ok(Linear {
+            weight: Param::from_tensor(weight),
+            bias,
+        })
     }
 
     fn layer(&mut self, index: usize) -> Result<DecoderLayer<B>, CoreError> {
         let p = layer_prefix(index);
         let keys = |names: &[&str]| names.iter().map(|n| format!("{p}.{n}")).collect::<Vec<_>>();
         let eps = self.config.rms_norm_eps;
-        let input_layernorm = RmsNorm::new(self.vector(&format!("{p}.input_layernorm.weight"))?, eps);
+        let input_layernorm =
+            RmsNorm::new(self.vector(&format!("{p}.input_layernorm.weight"))?, eps);
         let qkv_proj = self.linear(
-            &keys(&["self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight"]),
-            Some(&keys(&["self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"])),
+            &keys(&[
+                "self_attn.q_proj.weight",
+                "self_attn.k_proj.weight",
+                "self_attn.v_proj.weight",
+            ]),
+            Some(&keys(&[
+                "self_attn.q_proj.bias",
+                "self_attn.k_proj.bias",
+                "self_attn.v_proj.bias",
+            ])),
         )?;
         let o_proj = self.linear(&keys(&["self_attn.o_proj.weight"]), None)?;
-        let post_attention_layernorm =
-            RmsNorm::new(self.vector(&format!("{p}.post_attention_layernorm.weight"))?, eps);
-        let gate_up_proj = self.linear(&keys(&["mlp.gate_proj.weight", "mlp.up_proj.weight"]), None)?;
+        let post_attention_layernorm = RmsNorm::new(
+            self.vector(&format!("{p}.post_attention_layernorm.weight"))?,
+            eps,
+        );
+        let gate_up_proj =
+            self.linear(&keys(&["mlp.gate_proj.weight", "mlp.up_proj.weight"]), None)?;
         let down_proj = self.linear(&keys(&["mlp.down_proj.weight"]), None)?;
         Ok(DecoderLayer {
             input_layernorm,
@@ -103,7 +125,11 @@ impl<B: Backend> Builder<'_, B> {
                 head_dim: self.config.head_size(),
             },
             post_attention_layernorm,
-            mlp: Mlp { gate_up_proj, down_proj, intermediate_size: self.config.intermediate_size },
+            mlp: Mlp {
+                gate_up_proj,
+                down_proj,
+                intermediate_size: self.config.intermediate_size,
+            },
         })
     }
 }
@@ -118,7 +144,11 @@ pub fn build_model<B: Backend>(
     device: &B::Device,
 ) -> Result<Qwen2ForCausalLm<B>, CoreError> {
     config.validate()?;
-    let mut builder = Builder::<B> { source, config, device };
+    let mut builder = Builder::<B> {
+        source,
+        config,
+        device,
+    };
     let (embed, shape) = builder.take("model.embed_tokens.weight")?;
     let embed_tokens = Embedding {
         weight: Param::from_tensor(Tensor::from_data(TensorData::new(embed, shape), device)),
@@ -137,5 +167,11 @@ pub fn build_model<B: Backend>(
             device,
         )))
     };
-    Ok(Qwen2ForCausalLm { embed_tokens, layers, norm, lm_head, config: config.clone() })
+    Ok(Qwen2ForCausalLm {
+        embed_tokens,
+        layers,
+        norm,
+        lm_head,
+        config: config.clone(),
+    })
 }

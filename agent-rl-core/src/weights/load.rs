@@ -58,13 +58,33 @@ pub fn load_pretrained<B: Backend>(
 ) -> Result<(Qwen2ForCausalLm<B>, LoadReport), CoreError> {
     let config = Qwen2Config::from_file(&dir.join("config.json"))?;
     let reader = CheckpointReader::open(dir)?;
-    let mut source = ReaderSource { reader: &reader, applied: BTreeSet::new() };
+    let mut source = ReaderSource {
+        reader: &reader,
+        applied: BTreeSet::new(),
+    };
     let model = build_model(&config, &mut source, device)?;
     let applied = source.applied;
-    let unused: Vec<String> = reader.keys().filter(|key| !applied.contains(*key)).map(str::to_owned).collect();
-    let unexpected: Vec<String> = unused.iter().filter(|key| !is_ignorable(key, &config)).cloned().collect();
+    let unused: Vec<String> = reader
+        .keys()
+        .filter(|key| !applied.contains(*key))
+        .map(str::to_owned)
+        .collect();
+    let unexpected: Vec<String> = unused
+        .iter()
+        .filter(|key| !is_ignorable(key, &config))
+        .cloned()
+        .collect();
     if !unexpected.is_empty() && !options.allow_unexpected {
-        return Err(CoreError::UnexpectedTensors { file: reader.origin.clone(), keys: unexpected });
+        return Err(CoreError::UnexpectedTensors {
+            file: reader.origin.clone(),
+            keys: unexpected,
+        });
     }
-    Ok((model, LoadReport { applied: applied.into_iter().collect(), unused }))
+    Ok((
+        model,
+        LoadReport {
+            applied: applied.into_iter().collect(),
+            unused,
+        },
+    ))
 }

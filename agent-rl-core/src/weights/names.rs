@@ -48,11 +48,20 @@ pub fn checkpoint_tensors(config: &Qwen2Config) -> Vec<HfTensor> {
             ("mlp.up_proj.weight", vec![inter, hidden]),
             ("mlp.down_proj.weight", vec![hidden, inter]),
         ];
-        out.extend(entries.into_iter().map(|(name, shape)| HfTensor { key: format!("{p}.{name}"), shape }));
+        out.extend(entries.into_iter().map(|(name, shape)| HfTensor {
+            key: format!("{p}.{name}"),
+            shape,
+        }));
     }
-    out.push(HfTensor { key: "model.norm.weight".into(), shape: vec![hidden] });
+    out.push(HfTensor {
+        key: "model.norm.weight".into(),
+        shape: vec![hidden],
+    });
     if !config.tie_word_embeddings {
-        out.push(HfTensor { key: "lm_head.weight".into(), shape: vec![config.vocab_size, hidden] });
+        out.push(HfTensor {
+            key: "lm_head.weight".into(),
+            shape: vec![config.vocab_size, hidden],
+        });
     }
     out
 }
@@ -71,10 +80,22 @@ mod tests {
         let mut config = Qwen2Config::tiny();
         let tied = checkpoint_tensors(&config);
         assert_eq!(tied.len(), 1 + 12 * config.num_hidden_layers + 1);
-        assert!(tied.iter().any(|t| t.key == "model.layers.1.mlp.down_proj.weight"));
+        assert!(
+            tied.iter()
+                .any(|t| t.key == "model.layers.1.mlp.down_proj.weight")
+        );
         config.tie_word_embeddings = false;
         let untied = checkpoint_tensors(&config);
-        assert_eq!(untied.last().map(|t| t.key.as_str()), Some("lm_head.weight"));
-        assert_eq!(untied.iter().find(|t| t.key.ends_with("k_proj.weight")).map(|t| t.shape.clone()), Some(vec![8, 16]));
+        assert_eq!(
+            untied.last().map(|t| t.key.as_str()),
+            Some("lm_head.weight")
+        );
+        assert_eq!(
+            untied
+                .iter()
+                .find(|t| t.key.ends_with("k_proj.weight"))
+                .map(|t| t.shape.clone()),
+            Some(vec![8, 16])
+        );
     }
 }

@@ -20,7 +20,10 @@ pub struct RandomSource {
 impl RandomSource {
     /// A source with the given seed and standard deviation.
     pub fn new(seed: u64, std: f32) -> Self {
-        Self { rng: ChaCha8Rng::seed_from_u64(seed), std }
+        Self {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            std,
+        }
     }
 
     fn normal(&mut self) -> f32 {
@@ -34,8 +37,14 @@ impl RandomSource {
 impl TensorSource for RandomSource {
     fn take(&mut self, key: &str, shape: &[usize]) -> Result<Vec<f32>, CoreError> {
         let count = shape.iter().product();
-        let offset = if key.ends_with("norm.weight") { 1.0 } else { 0.0 };
-        Ok((0..count).map(|_| offset + self.std * self.normal()).collect())
+        let offset = if key.ends_with("norm.weight") {
+            1.0
+        } else {
+            0.0
+        };
+        Ok((0..count)
+            .map(|_| offset + self.std * self.normal())
+            .collect())
     }
 }
 

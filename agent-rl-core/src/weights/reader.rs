@@ -62,7 +62,10 @@ pub struct CheckpointReader {
 
 impl std::fmt::Debug for CheckpointReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CheckpointReader").field("origin", &self.origin).field("tensors", &self.locations.len()).finish()
+        f.debug_struct("CheckpointReader")
+            .field("origin", &self.origin)
+            .field("tensors", &self.locations.len())
+            .finish()
     }
 }
 
@@ -72,16 +75,28 @@ struct IndexFile {
 }
 
 fn open_shard(path: &Path) -> Result<Shard, CoreError> {
-    let file = File::open(path).map_err(|source| CoreError::Io { path: path.to_owned(), source })?;
+    let file = File::open(path).map_err(|source| CoreError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
     // SAFETY: the file is opened read-only and not modified by this process while mapped; a
     // concurrent writer would be a misuse this crate cannot prevent (as with every mmap loader).
     #[allow(unsafe_code)]
-    let mmap = unsafe { Mmap::map(&file) }.map_err(|source| CoreError::Io { path: path.to_owned(), source })?;
-    let (header, metadata) = SafeTensors::read_metadata(&mmap).map_err(|err| CoreError::Safetensors {
-        file: path.to_owned(),
-        reason: err.to_string(),
+    let mmap = unsafe { Mmap::map(&file) }.map_err(|source| CoreError::Io {
+        path: path.to_owned(),
+        source,
     })?;
-    Ok(Shard { path: path.to_owned(), data_start: 8 + header, metadata, mmap })
+    let (header, metadata) =
+        SafeTensors::read_metadata(&mmap).map_err(|err| CoreError::Safetensors {
+            file: path.to_owned(),
+            reason: err.to_string(),
+        })?;
+    Ok(Shard {
+        path: path.to_owned(),
+        data_start: 8 + header,
+        metadata,
+        mmap,
+    })
 }
 
 impl CheckpointReader {
@@ -92,28 +107,55 @@ impl CheckpointReader {
     pub fn open(dir: &Path) -> Result<Self, CoreError> {
         let index_path = dir.join("model.safetensors.index.json");
         if index_path.exists() {
-            let text = std::fs::read_to_string(&index_path)
-                .map_err(|source| CoreError::Io { path: index_path.clone(), source })?;
-            let index: IndexFile = serde_json::from_str(&text)
-                .map_err(|source| CoreError::Json { path: index_path.clone(), source })?;
+            let text = std::fs::read_to_string(&index_path).map_err(|source| CoreError::Io {
+                path: index_path.clone(),
+                source,
+            })?;
+            let index: IndexFile =
+                serde_json::from_str(&text).map_err(|source| CoreError::Json {
+                    path: index_path.clone(),
+                    source,
+                })?;
             let mut files: Vec<&String> = index.weight_map.values().collect();
             files.sort();
             files.dedup();
-            let shards = files.iter().map(|name| open_shard(&dir.join(name))).collect::<Result<Vec<_>, _>>()?;
+            let shards = files
+                .iter()
+                .map(|name| open_shard(&dir.join(name)))
+                .collect::<Result<Vec<_>, _>>()?;
             let mut locations = BTreeMap::new();
             for (key, file) in &index.weight_map {
-                let shard = files.iter().position(|name| *name == file).unwrap_or_default();
+                let shard = files
+                    .iter()
+                    .position(|name| *name == file)
+                    .unwrap_or_default();
                 if shards[shard].metadata.info(key).is_none() {
-                    return Err(CoreError::MissingTensor { file: shards[shard].path.clone(), key: key.clone() });
+                    return Err(CoreError::MissingTensor {
+                        file: shards[shard].path.clone(),
+                        key: key.clone(),
+                    });
                 }
                 locations.insert(key.clone(), shard);
             }
-            Ok(Self { origin: index_path, shards, locations })
+            Ok(Self {
+                origin: index_path,
+                shards,
+                locations,
+            })
         } else {
             let path = dir.join("model.safetensors");
             let shard = open_shard(&path)?;
-            let locations = shard.metadata.tensors().into_keys().map(|key| (key, 0)).collect();
-            Ok(Self { origin: path, shards: vec![shard], locations })
+            let locations = shard
+                .metadata
+                .tensors()
+                .into_keys()
+                .map(|key| (key, 0))
+                .collect();
+            Ok(Self {
+                origin: path,
+                shards: vec![shard],
+                locations,
+            })
         }
     }
 
@@ -124,7 +166,9 @@ impl CheckpointReader {
 
     /// The file that holds `key`, or the checkpoint origin when absent.
     pub fn file_of(&self, key: &str) -> &Path {
-        self.locations.get(key).map_or(&self.origin, |&shard| &self.shards[shard].path)
+        self.locations
+            .get(key)
+            .map_or(&self.origin, |&shard| &self.shards[shard].path)
     }
 
     /// Shape of `key` as stored.
@@ -142,12 +186,18 @@ impl CheckpointReader {
         let &index = self
             .locations
             .get(key)
-            .ok_or_else(|| CoreError::MissingTensor { file: self.origin.clone(), key: key.into() })?;
+            .ok_or_else(|| CoreError::MissingTensor {
+                file: self.origin.clone(),
+                key: key.into(),
+            })?;
         let shard = &self.shards[index];
         let info = shard
             .metadata
             .info(key)
-            .ok_or_else(|| CoreError::MissingTensor { file: shard.path.clone(), key: key.into() })?;
+            .ok_or_else(|| CoreError::MissingTensor {
+                file: shard.path.clone(),
+                key: key.into(),
+            })?;
         if info.shape != expected {
             return Err(CoreError::ShapeMismatch {
                 file: shard.path.clone(),
@@ -178,16 +228,26 @@ impl CheckpointReader {
         if bytes.len() != count * width {
             return Err(CoreError::Safetensors {
                 file: shard.path.clone(),
-                reason: format!("tensor `{key}` has {} bytes, expected {}", bytes.len(), count * width),
+                reason: format!(
+                    "tensor `{key}` has {} bytes, expected {}",
+                    bytes.len(),
+                    count * width
+                ),
             });
         }
         Ok(match info.dtype {
-            Dtype::F32 => bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+            Dtype::F32 => bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
             Dtype::BF16 => bytes
                 .chunks_exact(2)
                 .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
                 .collect(),
-            _ => bytes.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+            _ => bytes
+                .chunks_exact(2)
+                .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+                .collect(),
         })
     }
 }

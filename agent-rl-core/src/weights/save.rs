@@ -24,12 +24,19 @@ pub struct SaveOptions {
 
 impl Default for SaveOptions {
     fn default() -> Self {
-        Self { dtype: StorageDtype::F32, max_shard_bytes: 5_000_000_000 }
+        Self {
+            dtype: StorageDtype::F32,
+            max_shard_bytes: 5_000_000_000,
+        }
     }
 }
 
 fn host<B: Backend, const D: usize>(tensor: Tensor<B, D>) -> Vec<f32> {
-    tensor.into_data().convert::<f32>().into_vec::<f32>().unwrap_or_default()
+    tensor
+        .into_data()
+        .convert::<f32>()
+        .into_vec::<f32>()
+        .unwrap_or_default()
 }
 
 /// HF `[out, in]` row blocks of a burn `[in, Σout]` weight.
@@ -53,33 +60,66 @@ fn export<B: Backend>(model: &Qwen2ForCausalLm<B>) -> BTreeMap<String, Vec<f32>>
     let kv = config.kv_heads() * config.head_size();
     let inter = config.intermediate_size;
     let mut out = BTreeMap::new();
-    out.insert("model.embed_tokens.weight".to_owned(), host(model.embed_tokens.weight.val()));
+    out.insert(
+        "model.embed_tokens.weight".to_owned(),
+        host(model.embed_tokens.weight.val()),
+    );
     for (index, layer) in model.layers.iter().enumerate() {
         let p = layer_prefix(index);
         let attn = &layer.self_attn;
         let qkv = split_linear(host(attn.qkv_proj.weight.val()), hidden, &[q, kv, kv]);
-        let bias = attn.qkv_proj.bias.as_ref().map(|b| host(b.val())).unwrap_or_default();
+        let bias = attn
+            .qkv_proj
+            .bias
+            .as_ref()
+            .map(|b| host(b.val()))
+            .unwrap_or_default();
         for (name, (weight, range)) in ["q_proj", "k_proj", "v_proj"]
             .iter()
             .zip(qkv.into_iter().zip([0..q, q..q + kv, q + kv..q + 2 * kv]))
         {
             out.insert(format!("{p}.self_attn.{name}.weight"), weight);
-            out.insert(format!("{p}.self_attn.{name}.bias"), bias.get(range).unwrap_or_default().to_vec());
+            out.insert(
+                format!("{p}.self_attn.{name}.bias"),
+                bias.get(range).unwrap_or_default().to_vec(),
+            );
         }
         let o = split_linear(host(attn.o_proj.weight.val()), q, &[hidden]);
-        out.extend(o.into_iter().map(|w| (format!("{p}.self_attn.o_proj.weight"), w)));
-        let gate_up = split_linear(host(layer.mlp.gate_up_proj.weight.val()), hidden, &[inter, inter]);
+        out.extend(
+            o.into_iter()
+                .map(|w| (format!("{p}.self_attn.o_proj.weight"), w)),
+        );
+        let gate_up = split_linear(
+            host(layer.mlp.gate_up_proj.weight.val()),
+            hidden,
+            &[inter, inter],
+        );
         for (name, weight) in ["gate_proj", "up_proj"].iter().zip(gate_up) {
             out.insert(format!("{p}.mlp.{name}.weight"), weight);
         }
         let down = split_linear(host(layer.mlp.down_proj.weight.val()), inter, &[hidden]);
-        out.extend(down.into_iter().map(|w| (format!("{p}.mlp.down_proj.weight"), w)));
-        out.insert(format!("{p}.input_layernorm.weight"), host(layer.input_layernorm.weight.val()));
-        out.insert(format!("{p}.post_attention_layernorm.weight"), host(layer.post_attention_layernorm.weight.val()));
+        out.extend(
+            down.into_iter()
+                .map(|w| (format!("{p}.mlp.down_proj.weight"), w)),
+        );
+        out.insert(
+            format!("{p}.input_layernorm.weight"),
+            host(layer.input_layernorm.weight.val()),
+        );
+        out.insert(
+            format!("{p}.post_attention_layernorm.weight"),
+            host(layer.post_attention_layernorm.weight.val()),
+        );
     }
-    out.insert("model.norm.weight".to_owned(), host(model.norm.weight.val()));
+    out.insert(
+        "model.norm.weight".to_owned(),
+        host(model.norm.weight.val()),
+    );
     if let Some(head) = &model.lm_head {
-        out.insert("lm_head.weight".to_owned(), transpose(&host(head.val()), hidden, config.vocab_size));
+        out.insert(
+            "lm_head.weight".to_owned(),
+            transpose(&host(head.val()), hidden, config.vocab_size),
+        );
     }
     out
 }
@@ -87,14 +127,26 @@ fn export<B: Backend>(model: &Qwen2ForCausalLm<B>) -> BTreeMap<String, Vec<f32>>
 fn encode(data: &[f32], dtype: StorageDtype) -> Vec<u8> {
     match dtype {
         StorageDtype::F32 => data.iter().flat_map(|v| v.to_le_bytes()).collect(),
-        StorageDtype::Bf16 => data.iter().flat_map(|v| half::bf16::from_f32(*v).to_le_bytes()).collect(),
-        StorageDtype::F16 => data.iter().flat_map(|v| half::f16::from_f32(*v).to_le_bytes()).collect(),
+        StorageDtype::Bf16 => data
+            .iter()
+            .flat_map(|v| half::bf16::from_f32(*v).to_le_bytes())
+            .collect(),
+        StorageDtype::F16 => data
+            .iter()
+            .flat_map(|v| half::f16::from_f32(*v).to_le_bytes())
+            .collect(),
     }
 }
 
 fn write_json(path: &Path, value: &Value) -> Result<(), CoreError> {
-    let text = serde_json::to_string_pretty(value).map_err(|source| CoreError::Json { path: path.to_owned(), source })?;
-    std::fs::write(path, text).map_err(|source| CoreError::Io { path: path.to_owned(), source })
+    let text = serde_json::to_string_pretty(value).map_err(|source| CoreError::Json {
+        path: path.to_owned(),
+        source,
+    })?;
+    std::fs::write(path, text).map_err(|source| CoreError::Io {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// Writes `dir/config.json` and `dir/model.safetensors` (or HF-named shards plus
@@ -108,9 +160,15 @@ pub fn save_pretrained<B: Backend>(
     dir: &Path,
     options: SaveOptions,
 ) -> Result<(), CoreError> {
-    std::fs::create_dir_all(dir).map_err(|source| CoreError::Io { path: dir.to_owned(), source })?;
+    std::fs::create_dir_all(dir).map_err(|source| CoreError::Io {
+        path: dir.to_owned(),
+        source,
+    })?;
     let config = model.config();
-    let mut config_json = serde_json::to_value(config).map_err(|source| CoreError::Json { path: dir.join("config.json"), source })?;
+    let mut config_json = serde_json::to_value(config).map_err(|source| CoreError::Json {
+        path: dir.join("config.json"),
+        source,
+    })?;
     if let Value::Object(map) = &mut config_json {
         map.retain(|_, value| !value.is_null());
         map.insert("architectures".into(), json!(["Qwen2ForCausalLM"]));
@@ -164,10 +222,20 @@ pub fn save_pretrained<B: Backend>(
                 TensorView::new(dtype, shape.clone(), bytes).map(|view| (key.clone(), view))
             })
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|err| CoreError::Safetensors { file: path.clone(), reason: err.to_string() })?;
-        let metadata = Some(std::collections::HashMap::from([("format".to_owned(), "pt".to_owned())]));
-        safetensors::serialize_to_file(views, metadata, &path)
-            .map_err(|err| CoreError::Safetensors { file: path.clone(), reason: err.to_string() })?;
+            .map_err(|err| CoreError::Safetensors {
+                file: path.clone(),
+                reason: err.to_string(),
+            })?;
+        let metadata = Some(std::collections::HashMap::from([(
+            "format".to_owned(),
+            "pt".to_owned(),
+        )]));
+        safetensors::serialize_to_file(views, metadata, &path).map_err(|err| {
+            CoreError::Safetensors {
+                file: path.clone(),
+                reason: err.to_string(),
+            }
+        })?;
     }
     if count > 1 {
         write_json(

@@ -30,7 +30,11 @@ pub fn run(args: ChatTemplateArgs) -> anyhow::Result<()> {
     let text = tokenizer.apply_chat_template(&messages, &tools, args.add_generation_prompt)?;
     let mut stdout = std::io::stdout().lock();
     if args.ids {
-        let ids: Vec<String> = tokenizer.encode(&text)?.iter().map(u32::to_string).collect();
+        let ids: Vec<String> = tokenizer
+            .encode(&text)?
+            .iter()
+            .map(u32::to_string)
+            .collect();
         writeln!(stdout, "{}", ids.join(","))?;
     } else {
         stdout.write_all(text.as_bytes())?;

@@ -18,30 +18,41 @@ pub struct ConversationArgs {
 }
 
 fn read(path: &Path) -> anyhow::Result<Value> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))
 }
 
 impl ConversationArgs {
     /// Loads the messages (required here) and tools.
     pub fn load(&self) -> anyhow::Result<(Vec<Message>, Vec<ToolSpec>)> {
-        let path = self.messages.as_ref().context("--messages FILE.json is required")?;
+        let path = self
+            .messages
+            .as_ref()
+            .context("--messages FILE.json is required")?;
         let value = read(path)?;
         let (messages, mut tools) = match value {
             Value::Object(mut map) => (
-                map.remove("messages").with_context(|| format!("{}: no `messages` key", path.display()))?,
+                map.remove("messages")
+                    .with_context(|| format!("{}: no `messages` key", path.display()))?,
                 map.remove("tools"),
             ),
             other => (other, None),
         };
-        let messages: Vec<Message> = serde_json::from_value(messages)
-            .with_context(|| format!("{}: `messages` is not a list of chat messages", path.display()))?;
+        let messages: Vec<Message> = serde_json::from_value(messages).with_context(|| {
+            format!(
+                "{}: `messages` is not a list of chat messages",
+                path.display()
+            )
+        })?;
         if let Some(tools_path) = &self.tools {
             tools = Some(read(tools_path)?);
         }
         let tools: Vec<ToolSpec> = match tools {
             None | Some(Value::Null) => Vec::new(),
-            Some(value) => serde_json::from_value(value).context("`tools` is not a list of tool specs")?,
+            Some(value) => {
+                serde_json::from_value(value).context("`tools` is not a list of tool specs")?
+            }
         };
         Ok((messages, tools))
     }

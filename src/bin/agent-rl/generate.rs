@@ -71,7 +71,11 @@ impl WithPolicy for Job {
         };
         let sampling = SamplingConfig {
             max_new_tokens: args.max_new_tokens,
-            temperature: if args.greedy { 0.0 } else { args.temperature.unwrap_or(0.0) },
+            temperature: if args.greedy {
+                0.0
+            } else {
+                args.temperature.unwrap_or(0.0)
+            },
             top_k: args.top_k,
             top_p: args.top_p,
             min_p: args.min_p,
@@ -100,7 +104,13 @@ impl WithPolicy for Job {
             for bad in &completion.parsed.malformed {
                 writeln!(stdout, "malformed tool call ({}): {}", bad.reason, bad.raw)?;
             }
-            writeln!(stdout, "finish reason: {}", serde_json::to_value(completion.finish_reason)?.as_str().unwrap_or("?"))?;
+            writeln!(
+                stdout,
+                "finish reason: {}",
+                serde_json::to_value(completion.finish_reason)?
+                    .as_str()
+                    .unwrap_or("?")
+            )?;
         }
         Ok(())
     }
@@ -108,6 +118,9 @@ impl WithPolicy for Job {
 
 /// Runs `generate`.
 pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
-    let model = ModelArgs { model: args.model.model.clone(), device: args.model.device };
+    let model = ModelArgs {
+        model: args.model.model.clone(),
+        device: args.model.device,
+    };
     with_policy(&model, Job { args })
 }

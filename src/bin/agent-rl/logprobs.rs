@@ -33,7 +33,11 @@ impl WithPolicy for Job {
             anyhow::bail!("token id {bad} is outside the vocabulary ({vocab})");
         }
         let logits = policy.model.forward_ids(&[self.ids.clone()], None);
-        let host = logits.into_data().convert::<f32>().into_vec::<f32>().map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        let host = logits
+            .into_data()
+            .convert::<f32>()
+            .into_vec::<f32>()
+            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
         let positions: Vec<Value> = host
             .chunks_exact(vocab)
             .enumerate()
@@ -46,7 +50,11 @@ impl WithPolicy for Job {
                 json!({"token_id": self.ids[t], "argmax": argmax, "logsumexp": logsumexp, "next_token_logprob": next})
             })
             .collect();
-        writeln!(std::io::stdout().lock(), "{}", json!({ "positions": positions }))?;
+        writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            json!({ "positions": positions })
+        )?;
         Ok(())
     }
 }
@@ -54,5 +62,10 @@ impl WithPolicy for Job {
 /// Runs `logprobs`.
 pub fn run(args: LogprobsArgs) -> anyhow::Result<()> {
     let _ = args.json;
-    with_policy(&args.model, Job { ids: parse_ids(&args.ids)? })
+    with_policy(
+        &args.model,
+        Job {
+            ids: parse_ids(&args.ids)?,
+        },
+    )
 }

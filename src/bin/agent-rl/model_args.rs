@@ -36,12 +36,18 @@ fn load<B: Backend>(dir: &Path, device: &B::Device) -> anyhow::Result<BurnPolicy
 /// Loads the model on the requested device and runs `job`.
 pub fn with_policy(args: &ModelArgs, job: impl WithPolicy) -> anyhow::Result<()> {
     match args.device {
-        DeviceKind::Cpu => job.run(load::<agent_rl::backend::CpuBackend>(&args.model, &Default::default())?),
+        DeviceKind::Cpu => job.run(load::<agent_rl::backend::CpuBackend>(
+            &args.model,
+            &Default::default(),
+        )?),
         DeviceKind::Cuda => {
             probe_cuda()?;
             #[cfg(feature = "cuda")]
             {
-                job.run(load::<agent_rl::backend::CudaBackend>(&args.model, &Default::default())?)
+                job.run(load::<agent_rl::backend::CudaBackend>(
+                    &args.model,
+                    &Default::default(),
+                )?)
             }
             #[cfg(not(feature = "cuda"))]
             unreachable!("probe_cuda fails without the cuda feature")
@@ -53,6 +59,10 @@ pub fn with_policy(args: &ModelArgs, job: impl WithPolicy) -> anyhow::Result<()>
 pub fn parse_ids(text: &str) -> anyhow::Result<Vec<u32>> {
     text.split(',')
         .filter(|part| !part.trim().is_empty())
-        .map(|part| part.trim().parse::<u32>().with_context(|| format!("`{part}` is not a token id")))
+        .map(|part| {
+            part.trim()
+                .parse::<u32>()
+                .with_context(|| format!("`{part}` is not a token id"))
+        })
         .collect()
 }
