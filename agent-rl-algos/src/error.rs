@@ -1,5 +1,7 @@
 //! The error type of `agent-rl-algos`.
 
+use std::path::PathBuf;
+
 use agent_rl_core::CoreError;
 
 /// Errors of the algorithms crate. Each names the config field, input or tensor that was wrong.
@@ -35,6 +37,35 @@ pub enum AlgoError {
     /// An error of the core crate (model, tokenizer, generation).
     #[error(transparent)]
     Core(#[from] CoreError),
+    /// A dataset file could not be read.
+    #[error("cannot read dataset {}", .path.display())]
+    DatasetRead {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A dataset row is malformed or cannot be rendered and tokenised.
+    #[error("{}:{line}: {reason}", .path.display())]
+    DatasetRow {
+        /// The file (`<memory>` for rows built in code).
+        path: PathBuf,
+        /// 1-based line of the row (its 1-based index for rows built in code).
+        line: usize,
+        /// What is wrong with the row.
+        reason: String,
+    },
+    /// Rendering a conversation's prefix with the chat template does not give a prefix of the
+    /// full rendering, so tokens cannot be attributed to turns (e.g. templates that rewrite
+    /// earlier turns).
+    #[error("chat template is not prefix-stable at message {message}: {reason}")]
+    TemplateNotPrefixStable {
+        /// 0-based index of the message whose rendering broke the prefix property.
+        message: usize,
+        /// The text that differed.
+        reason: String,
+    },
 }
 
 impl AlgoError {

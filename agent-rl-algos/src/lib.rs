@@ -47,6 +47,7 @@
 //! | [`sync_reference_model`] | TR-DPO mix-up of the reference toward the policy |
 //! | [`CurriculumSampler`] | difficulty levels, promotion, replay and new-scenario mixing |
 //! | [`StepMetrics`], [`TrainObserver`] | per-step metrics with TRL names, observer hook |
+//! | [`SftTrainer`], [`SftDataset`] | supervised fine-tuning: assistant-only masks, packing, accumulation |
 //!
 //! No cargo features: backends are chosen by the application (the root `agent-rl` package).
 #![warn(missing_docs)]
@@ -60,6 +61,7 @@ pub mod loss;
 pub mod metrics;
 pub mod optim;
 pub mod reference;
+pub mod sft;
 
 pub use advantages::{
     AdvantageScaling, frac_reward_zero_std, group_advantages, group_advantages_with_missing,
@@ -76,3 +78,4 @@ pub use loss::{
 pub use metrics::{CompletionStats, MetricsHistory, RewardStats, StepMetrics, TrainObserver};
 pub use optim::{LrSchedule, adamw_config, clip_grad_norm, init_adamw};
 pub use reference::sync_reference_model;
+pub use sft::{SftDataset, SftReport, SftTrainer, SftTrainerBuilder};

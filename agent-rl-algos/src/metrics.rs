@@ -74,6 +74,10 @@ pub struct StepMetrics {
     pub tool_calls_per_episode: f32,
     /// `tools/failure_frequency`: fraction of tool calls that failed (malformed or errored).
     pub tool_failure_frequency: Option<f32>,
+    /// `eval_loss`: mean token loss on the held-out split, on steps where it was computed.
+    pub eval_loss: Option<f32>,
+    /// `mean_token_accuracy`: fraction of loss tokens the model predicts exactly (argmax), SFT.
+    pub mean_token_accuracy: Option<f32>,
     /// `num_tokens`: tokens (prompt + completion) processed so far.
     pub num_tokens: u64,
     /// `step_time`: wall-clock seconds of the step.
@@ -126,6 +130,12 @@ impl StepMetrics {
         ));
         if let Some(failures) = self.tool_failure_frequency {
             out.push(("tools/failure_frequency".into(), f64::from(failures)));
+        }
+        if let Some(eval_loss) = self.eval_loss {
+            out.push(("eval_loss".into(), f64::from(eval_loss)));
+        }
+        if let Some(accuracy) = self.mean_token_accuracy {
+            out.push(("mean_token_accuracy".into(), f64::from(accuracy)));
         }
         out.push(("num_tokens".into(), self.num_tokens as f64));
         out.push(("step_time".into(), self.step_time_secs));

@@ -5,6 +5,7 @@ mod config;
 mod grpo_golden;
 mod loss_props;
 mod optim;
+mod sft;
 
 /// The CPU autodiff backend of the tests.
 pub type B = burn::backend::Autodiff<burn::backend::Flex>;

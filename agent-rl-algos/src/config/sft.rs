@@ -1,5 +1,7 @@
 //! [`SftConfig`]: every setting of a supervised fine-tuning run.
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 
 use crate::config::OptimizerConfig;
@@ -45,6 +47,13 @@ pub struct SftConfig {
     pub optimizer: OptimizerConfig,
     /// Seed of shuffling and the eval split. Default 42.
     pub seed: u64,
+    /// Where checkpoints go (Hugging Face layout: `checkpoint-<step>/` every `save_steps`, the
+    /// final model in the directory itself, the resolved config as `sft_config.json`); `None` =
+    /// save nothing. Default `None`.
+    pub output_dir: Option<PathBuf>,
+    /// Save a checkpoint every this many optimiser steps; `None` = only the final model. Must be
+    /// ≥ 1.
+    pub save_steps: Option<usize>,
 }
 
 impl Default for SftConfig {
@@ -64,6 +73,8 @@ impl Default for SftConfig {
                 ..OptimizerConfig::default()
             },
             seed: 42,
+            output_dir: None,
+            save_steps: None,
         }
     }
 }
@@ -112,6 +123,12 @@ impl SftConfig {
             return bad(
                 "eval_steps",
                 "is 0; set >= 1, or null to evaluate only at the end".into(),
+            );
+        }
+        if self.save_steps == Some(0) {
+            return bad(
+                "save_steps",
+                "is 0; set >= 1, or null to save only the final model".into(),
             );
         }
         self.optimizer.validate_with_prefix("optimizer.")

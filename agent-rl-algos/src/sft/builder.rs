@@ -1,0 +1,104 @@
+//! [`SftTrainerBuilder`]: required inputs in `builder(..)`, options chained, `build()` validates.
+
+use std::sync::Arc;
+
+use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
+use burn::tensor::backend::AutodiffBackend;
+
+use crate::config::SftConfig;
+use crate::error::{AlgoError, Result};
+use crate::metrics::TrainObserver;
+use crate::sft::dataset::SftDataset;
+use crate::sft::trainer::SftTrainer;
+
+/// Assembles an [`SftTrainer`]; get one from [`SftTrainer::builder`].
+pub struct SftTrainerBuilder<B: AutodiffBackend> {
+    model: Qwen2ForCausalLm<B>,
+    tokenizer: Arc<ChatTokenizer>,
+    config: SftConfig,
+    observer: Option<Box<dyn TrainObserver>>,
+    eval_dataset: Option<SftDataset>,
+}
+
+impl<B: AutodiffBackend> std::fmt::Debug for SftTrainerBuilder<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SftTrainerBuilder")
+            .field("config", &self.config)
+            .field("observer", &self.observer.is_some())
+            .field("eval_dataset", &self.eval_dataset.as_ref().map(SftDataset::len))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: AutodiffBackend> SftTrainerBuilder<B> {
+    pub(crate) fn new(model: Qwen2ForCausalLm<B>, tokenizer: Arc<ChatTokenizer>) -> Self {
+        Self {
+            model,
+            tokenizer,
+            config: SftConfig::default(),
+            observer: None,
+            eval_dataset: None,
+        }
+    }
+
+    /// Sets every training setting (default [`SftConfig::default`]).
+    #[must_use]
+    pub fn with_config(mut self, config: SftConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Receives the metrics of every step (closures `FnMut(&StepMetrics)` qualify).
+    #[must_use]
+    pub fn with_observer(mut self, observer: impl TrainObserver + 'static) -> Self {
+        self.observer = Some(Box::new(observer));
+        self
+    }
+
+    /// Evaluates on these rows instead of splitting `eval_fraction` off the training data.
+    #[must_use]
+    pub fn with_eval_dataset(mut self, eval_dataset: SftDataset) -> Self {
+        self.eval_dataset = Some(eval_dataset);
+        self
+    }
+
+    /// Validates the config and builds the trainer.
+    ///
+    /// # Errors
+    /// [`AlgoError::InvalidConfig`] for an invalid setting; [`AlgoError::InvalidInput`] when the
+    /// tokenizer has neither a pad nor an eos token to pad batches with, or its vocabulary is
+    /// larger than the model's.
+    pub fn build(self) -> Result<SftTrainer<B>> {
+        self.config.validate()?;
+        let pad_id = self
+            .tokenizer
+            .pad_id
+            .or_else(|| self.tokenizer.eos_ids.first().copied())
+            .ok_or_else(|| {
+                AlgoError::input(
+                    "tokenizer",
+                    "has neither a pad token nor an eos token; set `pad_token` in \
+                     tokenizer_config.json",
+                )
+            })?;
+        let model_vocab = self.model.config().vocab_size;
+        if self.tokenizer.vocab_size() > model_vocab {
+            return Err(AlgoError::input(
+                "tokenizer",
+                format!(
+                    "has {} tokens but the model's vocabulary is {model_vocab}; use the model's \
+                     own tokenizer",
+                    self.tokenizer.vocab_size()
+                ),
+            ));
+        }
+        Ok(SftTrainer::from_parts(
+            self.model,
+            self.tokenizer,
+            self.config,
+            self.observer,
+            self.eval_dataset,
+            pad_id,
+        ))
+    }
+}

@@ -1,0 +1,5 @@
+//! Supervised fine-tuning: masks, packing, training.
+
+mod common;
+mod masking;
+mod training;
