@@ -66,6 +66,17 @@ pub enum AlgoError {
         /// The text that differed.
         reason: String,
     },
+    /// A reward function failed (broken target or schema, failing scorer).
+    #[error(transparent)]
+    Reward(#[from] agent_rl_rewards::RewardError),
+    /// A checkpoint file could not be written or read.
+    #[error("checkpoint file {}: {reason}", .path.display())]
+    Checkpoint {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What failed (the underlying I/O, JSON or recorder error).
+        reason: String,
+    },
 }
 
 impl AlgoError {

@@ -56,6 +56,7 @@ pub mod advantages;
 pub mod config;
 pub mod curriculum;
 pub mod error;
+pub mod grpo;
 pub mod kl;
 pub mod loss;
 pub mod metrics;
@@ -70,6 +71,7 @@ pub use advantages::{
 pub use config::{GrpoConfig, OptimizerConfig, SftConfig};
 pub use curriculum::{CurriculumConfig, CurriculumSampler, SampledTask, TaskSource};
 pub use error::{AlgoError, Result};
+pub use grpo::{GrpoReport, GrpoTrainer, GrpoTrainerBuilder};
 pub use kl::{KlEstimator, per_token_kl};
 pub use loss::{
     GrpoLoss, GrpoLossInputs, GrpoLossMetrics, GrpoLossOutput, ImportanceSamplingLevel, LossType,

@@ -2,6 +2,7 @@
 
 mod advantages_props;
 mod config;
+mod grpo;
 mod grpo_golden;
 mod loss_props;
 mod optim;

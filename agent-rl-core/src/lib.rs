@@ -45,6 +45,7 @@
 //! The crate never picks a burn backend; the facade and tests do.
 #![warn(missing_docs)]
 
+pub mod agent_loop;
 pub mod burn_policy;
 pub mod chat;
 pub mod config;
@@ -60,6 +61,7 @@ pub mod tool_calls;
 pub mod trajectory;
 pub mod weights;
 
+pub use agent_loop::{AgentLoop, AgentLoopConfig, Episode};
 pub use burn_policy::BurnPolicy;
 pub use chat::{ChatTemplate, ChatTokenizer};
 pub use config::Qwen2Config;

@@ -1,0 +1,188 @@
+//! [`GrpoTrainerBuilder`]: required inputs in `GrpoTrainer::builder`, options chained, `build`
+//! validates.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_rl_core::{
+    ChatTokenizer, EnvironmentFactory, HermesToolCallParser, Qwen2ForCausalLm, ToolCallParser,
+};
+use agent_rl_rewards::Reward;
+use burn::module::AutodiffModule;
+use burn::tensor::backend::AutodiffBackend;
+
+use super::reward_stack::RewardStack;
+use super::trainer::{Checkpointing, GrpoTrainer};
+use crate::config::GrpoConfig;
+use crate::error::{AlgoError, Result};
+use crate::metrics::TrainObserver;
+use crate::optim::init_adamw;
+
+/// Assembles a [`GrpoTrainer`].
+///
+/// ```
+/// use agent_rl_algos::{GrpoConfig, GrpoTrainer, MetricsHistory};
+/// use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
+/// use agent_rl_core::{Message, Task};
+/// use agent_rl_rewards::ToolUseReward;
+/// use burn::backend::{Autodiff, Flex};
+/// type B = Autodiff<Flex>;
+///
+/// let config = GrpoConfig {
+///     num_generations: 2,
+///     prompts_per_step: 1,
+///     max_steps: 1,
+///     ..GrpoConfig::default()
+/// }
+/// .with_max_completion_length(4);
+/// let mut trainer = GrpoTrainer::builder(tiny_qwen2::<B>(0, &Default::default()), tiny_tokenizer()?)
+///     .with_config(config)
+///     .add_reward(ToolUseReward::default())
+///     .with_observer(MetricsHistory::default())
+///     .build()?;
+/// let task = Task { id: "t".into(), messages: vec![Message::user("hi")], ..Task::default() };
+/// let report = trainer.train(&[task])?;
+/// assert_eq!(report.global_step, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct GrpoTrainerBuilder<B: AutodiffBackend> {
+    policy: Qwen2ForCausalLm<B>,
+    tokenizer: Arc<ChatTokenizer>,
+    config: GrpoConfig,
+    rewards: RewardStack,
+    parser: Box<dyn ToolCallParser>,
+    environments: Option<Box<dyn EnvironmentFactory>>,
+    observers: Vec<Box<dyn TrainObserver>>,
+    checkpointing: Option<Checkpointing>,
+    resume_from: Option<PathBuf>,
+}
+
+impl<B: AutodiffBackend> std::fmt::Debug for GrpoTrainerBuilder<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GrpoTrainerBuilder")
+            .field("config", &self.config)
+            .field("rewards", &self.rewards)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
+    pub(super) fn new(policy: Qwen2ForCausalLm<B>, tokenizer: Arc<ChatTokenizer>) -> Self {
+        Self {
+            policy,
+            tokenizer,
+            config: GrpoConfig::default(),
+            rewards: RewardStack::default(),
+            parser: Box::new(HermesToolCallParser::default()),
+            environments: None,
+            observers: Vec::new(),
+            checkpointing: None,
+            resume_from: None,
+        }
+    }
+
+    /// Sets the config (default: [`GrpoConfig::default`]).
+    #[must_use]
+    pub fn with_config(mut self, config: GrpoConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Adds a reward function; its weight is the matching entry of `reward_weights` (1 when
+    /// that list is empty).
+    #[must_use]
+    pub fn add_reward(mut self, reward: impl Reward + 'static) -> Self {
+        self.rewards.push(Box::new(reward));
+        self
+    }
+
+    /// Runs multi-turn episodes in environments from `factory` (default: single-turn, no
+    /// environment).
+    #[must_use]
+    pub fn with_environment(mut self, factory: impl EnvironmentFactory + 'static) -> Self {
+        self.environments = Some(Box::new(factory));
+        self
+    }
+
+    /// Sets the tool-call format of the model's output (default: Hermes / Qwen2.5).
+    #[must_use]
+    pub fn with_parser(mut self, parser: impl ToolCallParser + 'static) -> Self {
+        self.parser = Box::new(parser);
+        self
+    }
+
+    /// Adds an observer called after every generation step.
+    #[must_use]
+    pub fn with_observer(mut self, observer: impl TrainObserver + 'static) -> Self {
+        self.observers.push(Box::new(observer));
+        self
+    }
+
+    /// Writes a checkpoint to `dir/checkpoint-<step>` every `every_steps` optimiser steps and
+    /// at the end of training.
+    #[must_use]
+    pub fn with_checkpointing(mut self, dir: impl Into<PathBuf>, every_steps: usize) -> Self {
+        self.checkpointing = Some(Checkpointing {
+            dir: dir.into(),
+            every_steps,
+        });
+        self
+    }
+
+    /// Resumes from a checkpoint directory written by [`GrpoTrainer::save_checkpoint`]: model,
+    /// reference model, optimizer state, step and task position replace the given ones.
+    #[must_use]
+    pub fn with_resume_from(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.resume_from = Some(dir.into());
+        self
+    }
+
+    /// Validates the config and assembles the trainer.
+    ///
+    /// # Errors
+    /// [`AlgoError::InvalidConfig`] for an invalid config, no reward, a `reward_weights` list
+    /// of the wrong length, or `every_steps == 0`; checkpoint errors when resuming.
+    pub fn build(mut self) -> Result<GrpoTrainer<B>> {
+        self.config.validate()?;
+        if self.rewards.is_empty() {
+            return Err(AlgoError::config(
+                "rewards",
+                "no reward function; add one with GrpoTrainerBuilder::add_reward",
+            ));
+        }
+        self.rewards.set_weights(&self.config.reward_weights)?;
+        if self
+            .checkpointing
+            .as_ref()
+            .is_some_and(|c| c.every_steps == 0)
+        {
+            return Err(AlgoError::config(
+                "checkpointing.every_steps",
+                "is 0; set >= 1 optimiser steps between checkpoints",
+            ));
+        }
+        let reference = self
+            .config
+            .needs_reference_model()
+            .then(|| self.policy.valid());
+        let mut trainer = GrpoTrainer {
+            optimizer: init_adamw(&self.config.optimizer),
+            config: self.config,
+            model: Some(self.policy),
+            reference,
+            tokenizer: self.tokenizer,
+            parser: self.parser,
+            rewards: self.rewards,
+            environments: self.environments,
+            observers: self.observers,
+            checkpointing: self.checkpointing,
+            global_step: 0,
+            tasks_drawn: 0,
+            num_tokens: 0,
+        };
+        if let Some(dir) = &self.resume_from {
+            trainer.load_checkpoint(dir)?;
+        }
+        Ok(trainer)
+    }
+}

@@ -1,0 +1,179 @@
+//! [`GrpoTrainer`]: the state of a GRPO run and its training loop.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use agent_rl_core::{ChatTokenizer, EnvironmentFactory, Qwen2ForCausalLm, Task, ToolCallParser};
+use burn::optim::AdamW;
+use burn::optim::adaptor::OptimizerAdaptor;
+use burn::tensor::backend::AutodiffBackend;
+use serde::{Deserialize, Serialize};
+
+use super::builder::GrpoTrainerBuilder;
+use super::reward_stack::RewardStack;
+use crate::config::GrpoConfig;
+use crate::error::{AlgoError, Result};
+use crate::metrics::{StepMetrics, TrainObserver};
+
+/// What a [`GrpoTrainer::train`] call did.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GrpoReport {
+    /// Metrics of every generation step run by this call, in order.
+    pub steps: Vec<StepMetrics>,
+    /// Optimiser steps done in total (resumed ones included) when the call returned.
+    pub global_step: usize,
+    /// Wall-clock seconds of the call.
+    pub elapsed_secs: f64,
+    /// Checkpoint directories written by this call.
+    pub checkpoints: Vec<PathBuf>,
+}
+
+impl GrpoReport {
+    /// Mean of `reward` over the generation steps in `range` (indices into [`Self::steps`]);
+    /// `None` for an empty range.
+    pub fn mean_reward(&self, range: std::ops::Range<usize>) -> Option<f32> {
+        let rewards: Vec<f32> = self.steps.get(range)?.iter().map(|m| m.reward).collect();
+        (!rewards.is_empty()).then(|| rewards.iter().sum::<f32>() / rewards.len() as f32)
+    }
+}
+
+/// Where and how often [`GrpoTrainer::train`] writes checkpoints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Checkpointing {
+    pub dir: PathBuf,
+    pub every_steps: usize,
+}
+
+/// The optimiser of a trainer.
+pub(super) type Optim<B> = OptimizerAdaptor<AdamW, Qwen2ForCausalLm<B>, B>;
+
+/// Group Relative Policy Optimization on the burn Qwen2 policy (TRL's `GRPOTrainer`).
+///
+/// Each generation step draws `prompts_per_step` tasks, runs `num_generations` episodes of each
+/// through [`AgentLoop`](agent_rl_core::AgentLoop) on `model.valid()` (single-turn, or
+/// multi-turn with an environment factory), scores them with the reward stack, turns the totals
+/// into group-relative advantages and takes `num_iterations` AdamW steps on the clipped GRPO
+/// loss (global-norm clipping, learning-rate schedule), reporting [`StepMetrics`] to the
+/// observers. Old log-probabilities are the detached current ones when `num_iterations == 1`
+/// (ratio 1, as TRL) and are recomputed once on the inner backend otherwise; reference
+/// log-probabilities come from a frozen copy of the initial policy on the inner backend, kept
+/// only when `beta > 0`.
+///
+/// A run is a pure function of its seed: tasks come from [`TaskOrder`](super::TaskOrder), the
+/// sampler of optimiser step `s` is seeded from `(seed, s)`, so a resumed run continues exactly
+/// as the uninterrupted one.
+///
+/// Build one with [`GrpoTrainer::builder`]; see the crate docs for an example.
+pub struct GrpoTrainer<B: AutodiffBackend> {
+    pub(super) config: GrpoConfig,
+    /// `None` only inside an optimiser step.
+    pub(super) model: Option<Qwen2ForCausalLm<B>>,
+    pub(super) reference: Option<Qwen2ForCausalLm<B::InnerBackend>>,
+    pub(super) optimizer: Optim<B>,
+    pub(super) tokenizer: Arc<ChatTokenizer>,
+    pub(super) parser: Box<dyn ToolCallParser>,
+    pub(super) rewards: RewardStack,
+    pub(super) environments: Option<Box<dyn EnvironmentFactory>>,
+    pub(super) observers: Vec<Box<dyn TrainObserver>>,
+    pub(super) checkpointing: Option<Checkpointing>,
+    /// Optimiser steps done.
+    pub(super) global_step: usize,
+    /// Tasks drawn so far (the position in the task order).
+    pub(super) tasks_drawn: u64,
+    /// Prompt + completion tokens processed so far (`num_tokens`).
+    pub(super) num_tokens: u64,
+}
+
+impl<B: AutodiffBackend> std::fmt::Debug for GrpoTrainer<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GrpoTrainer")
+            .field("config", &self.config)
+            .field("rewards", &self.rewards)
+            .field("global_step", &self.global_step)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: AutodiffBackend> GrpoTrainer<B> {
+    /// Starts building a trainer for `policy` (on the autodiff backend) with its tokenizer.
+    pub fn builder(
+        policy: Qwen2ForCausalLm<B>,
+        tokenizer: impl Into<Arc<ChatTokenizer>>,
+    ) -> GrpoTrainerBuilder<B> {
+        GrpoTrainerBuilder::new(policy, tokenizer.into())
+    }
+
+    /// The resolved config.
+    pub fn config(&self) -> &GrpoConfig {
+        &self.config
+    }
+
+    /// Optimiser steps done so far.
+    pub fn global_step(&self) -> usize {
+        self.global_step
+    }
+
+    /// The policy being trained.
+    ///
+    /// # Panics
+    /// Never: the model is only moved out for the duration of an optimiser step.
+    pub fn model(&self) -> &Qwen2ForCausalLm<B> {
+        self.model
+            .as_ref()
+            .expect("the model is only taken inside an optimiser step")
+    }
+
+    /// The trained policy.
+    ///
+    /// # Panics
+    /// Never (see [`Self::model`]).
+    pub fn into_model(self) -> Qwen2ForCausalLm<B> {
+        self.model
+            .expect("the model is only taken inside an optimiser step")
+    }
+
+    /// Trains on `tasks` until `max_steps` optimiser steps are done (continuing from a resumed
+    /// step), calling the observers after every generation step and writing checkpoints when
+    /// configured.
+    ///
+    /// # Errors
+    /// [`AlgoError::InvalidInput`] for an empty task list; rollout, reward, loss and checkpoint
+    /// failures.
+    pub fn train(&mut self, tasks: &[Task]) -> Result<GrpoReport> {
+        if tasks.is_empty() {
+            return Err(AlgoError::input(
+                "tasks",
+                "is empty; give at least one task",
+            ));
+        }
+        let started = Instant::now();
+        let mut report = GrpoReport::default();
+        while self.global_step < self.config.max_steps {
+            let before = self.global_step;
+            let metrics = self.train_step(tasks)?;
+            for observer in &mut self.observers {
+                observer.on_step(&metrics);
+            }
+            report.steps.push(metrics);
+            if let Some(checkpointing) = self.checkpointing.clone() {
+                let every = checkpointing.every_steps.max(1);
+                if before / every != self.global_step / every
+                    || self.global_step == self.config.max_steps
+                {
+                    let dir = checkpointing
+                        .dir
+                        .join(format!("checkpoint-{}", self.global_step));
+                    self.save_checkpoint(&dir)?;
+                    report.checkpoints.push(dir);
+                }
+            }
+        }
+        for observer in &mut self.observers {
+            observer.on_train_end(report.steps.last());
+        }
+        report.global_step = self.global_step;
+        report.elapsed_secs = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+}
