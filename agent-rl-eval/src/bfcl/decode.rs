@@ -1,0 +1,191 @@
+//! Decoding a model's output into BFCL's call list `[{name: {arg: value}}]`.
+//!
+//! Two output formats are understood:
+//! - tool calls from the chat template, `<tool_call>{"name": …, "arguments": {…}}</tool_call>`
+//!   (what function-calling models produce), decoded with the Hermes parser of `agent-rl-core`;
+//! - BFCL's prompting format `[func(a=1, b='x')]`, Python syntax for the Python categories and
+//!   Java/JavaScript call syntax (arguments kept as source text) for `simple_java` and
+//!   `simple_javascript`.
+
+use agent_rl_core::{HermesToolCallParser, ToolCall, ToolCallParser};
+use serde_json::{Map, Value};
+
+use super::category::Language;
+use super::resolve::{bracketed, decode_python_calls};
+
+/// Decodes raw model text.
+///
+/// # Errors
+/// A message when the text cannot be decoded (BFCL's `ast_decoder:decoder_failed`).
+pub fn decode_text(text: &str, language: Language) -> Result<Value, String> {
+    if text.contains("<tool_call>") {
+        let parsed = HermesToolCallParser::default().parse(text);
+        if let Some(malformed) = parsed.malformed.first() {
+            return Err(format!("malformed tool call: {malformed:?}"));
+        }
+        return Ok(tool_calls_to_value(&parsed.tool_calls));
+    }
+    match language {
+        Language::Python => decode_python_calls(text).map(Value::Array),
+        Language::Java | Language::JavaScript => decode_source_call(text),
+    }
+}
+
+/// BFCL's decoded form of tool calls: `[{name: arguments}]`; arguments given as a JSON string
+/// are parsed (as the official function-calling handlers do).
+pub fn tool_calls_to_value(calls: &[ToolCall]) -> Value {
+    Value::Array(
+        calls
+            .iter()
+            .map(|call| {
+                let arguments = match &call.arguments {
+                    Value::String(text) => serde_json::from_str(text).unwrap_or(call.arguments.clone()),
+                    other => other.clone(),
+                };
+                let mut map = Map::new();
+                map.insert(call.name.clone(), arguments);
+                Value::Object(map)
+            })
+            .collect(),
+    )
+}
+
+/// A decoded call: function name and argument object.
+pub type DecodedCall<'a> = (&'a str, &'a Map<String, Value>);
+
+/// BFCL's format check: a list of one-key objects whose value is an object. Returns the calls, or
+/// `None` when the shape is wrong (`ast_decoder:decoder_wrong_output_format`).
+pub fn as_calls(decoded: &Value) -> Option<Vec<DecodedCall<'_>>> {
+    let Value::Array(items) = decoded else { return None };
+    items
+        .iter()
+        .map(|item| match item {
+            Value::Object(map) if map.len() == 1 => {
+                let (name, arguments) = map.iter().next()?;
+                arguments.as_object().map(|arguments| (name.as_str(), arguments))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// BFCL's "empty output" rule for (ir)relevance: not in call format, `[]`, or `[{}]`.
+pub fn is_empty_output(decoded: &Value) -> bool {
+    if as_calls(decoded).is_none() {
+        return true;
+    }
+    match decoded {
+        Value::Array(items) => {
+            items.is_empty() || (items.len() == 1 && items[0].as_object().is_some_and(Map::is_empty))
+        }
+        _ => true,
+    }
+}
+
+/// Java/JavaScript prompting output: the first call `name(arg=value, …)`, each value kept as
+/// source text; a top-level string literal loses its quotes.
+fn decode_source_call(text: &str) -> Result<Value, String> {
+    let wrapped = bracketed(text);
+    let inner: String = {
+        let chars: Vec<char> = wrapped.chars().collect();
+        chars[1..chars.len().saturating_sub(1).max(1)].iter().collect()
+    };
+    let open = inner.find('(').ok_or("no call found")?;
+    let name = inner[..open].trim();
+    let valid_name = !name.is_empty()
+        && name.split('.').all(|part| {
+            part.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+                && part.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        });
+    if !valid_name {
+        return Err(format!("invalid function name {name:?}"));
+    }
+    let body = &inner[open + 1..];
+    let close = matching_close(body).ok_or("unbalanced parentheses")?;
+    let rest = body[close + 1..].trim();
+    if !(rest.is_empty() || rest.starts_with(',') || rest == ";") {
+        return Err("unexpected text after the call".into());
+    }
+    let mut arguments = Map::new();
+    for part in split_top_level(&body[..close]) {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        let (key, value) = part.split_once('=').ok_or("positional argument")?;
+        let key = key.trim().to_owned();
+        let value = value.trim();
+        // tree-sitter reads a top-level `'…'` as a string (JS) or character (Java) literal;
+        // both lose their quotes
+        let unquoted = ['"', '\''].iter().find_map(|quote| {
+            (value.len() >= 2 && value.starts_with(*quote) && value.ends_with(*quote))
+                .then(|| value[1..value.len() - 1].to_owned())
+        });
+        if arguments.insert(key.clone(), Value::String(unquoted.unwrap_or_else(|| value.to_owned()))).is_some() {
+            return Err(format!("argument {key} repeated"));
+        }
+    }
+    let mut call = Map::new();
+    call.insert(name.to_owned(), Value::Object(arguments));
+    Ok(Value::Array(vec![Value::Object(call)]))
+}
+
+/// Index of the `)` closing an already opened `(`, skipping strings and nested brackets.
+fn matching_close(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (index, c) in text.char_indices() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' | '`' => quote = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ')' if depth == 0 => return Some(index),
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Splits on commas outside strings and brackets.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut start = 0;
+    for (index, c) in text.char_indices() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' | '`' => quote = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(&text[start..index]);
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}

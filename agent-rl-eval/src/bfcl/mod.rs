@@ -1,0 +1,33 @@
+//! BFCL (Berkeley Function Calling Leaderboard): loader, output decoding, the AST checker
+//! faithful to the official one, scoring of result files, aggregation and a [`Policy`] runner.
+//!
+//! | step | items |
+//! |---|---|
+//! | load the upstream v3/v4 layout | [`BfclDataset`], [`BfclEntry`], [`Category`] |
+//! | decode model output | [`decode_text`], [`decode_python_calls`], [`tool_calls_to_value`] |
+//! | check one entry | [`check_entry`], [`check_call`], [`Failure`] (official error types) |
+//! | score a results file | [`score_results`], [`ResultLine`], [`Verdict`] |
+//! | aggregate | [`BfclReport`] (BFCL's own formulas, plus format/argument/end-to-end rates) |
+//! | run a model | [`BfclRunner`] |
+//!
+//! [`Policy`]: agent_rl_core::Policy
+
+mod category;
+mod checker;
+mod convert;
+mod data;
+mod decode;
+mod params;
+mod pyparse;
+mod resolve;
+mod value;
+
+pub use category::{Category, Language, Scoring};
+pub use checker::{CheckOptions, check_call, check_calls, check_entry, is_supported, model_function_name};
+pub use convert::{java_convert, js_convert};
+pub use data::{BfclDataset, BfclEntry, BfclMessage, BfclVersion};
+pub use decode::{DecodedCall, as_calls, decode_text, is_empty_output, tool_calls_to_value};
+pub use params::Failure;
+pub use pyparse::{PyExpr, parse_expression};
+pub use resolve::decode_python_calls;
+pub use value::{PyType, py_eq, standardize};

@@ -1,0 +1,421 @@
+//! A small parser for the Python expressions BFCL's prompting format uses:
+//! `[func(a=1, b='x'), mod.fn(c=[1, 2], d={'k': None})]`.
+//!
+//! It parses literals (strings with prefixes and implicit concatenation, ints, floats, `True`,
+//! `False`, `None`, `...`), names, dotted names, calls, lists, tuples, dicts, sets, subscripts,
+//! unary and binary operators, into a syntax tree ([`PyExpr`]); `resolve.rs` turns the tree into
+//! calls the way BFCL's decoder does.
+
+/// A parsed Python expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PyExpr {
+    /// A string literal.
+    Str(String),
+    /// An integer literal.
+    Int(i128),
+    /// A float literal.
+    Float(f64),
+    /// `True` / `False`.
+    Bool(bool),
+    /// `None`.
+    None,
+    /// `...`.
+    Ellipsis,
+    /// A bare identifier.
+    Name(String),
+    /// `value.attr`.
+    Attribute(Box<PyExpr>, String),
+    /// A unary operator (`-`, `+`, `~`, `not`) and its operand.
+    Unary(String, Box<PyExpr>),
+    /// A binary operator and its operands.
+    Binary(String, Box<PyExpr>, Box<PyExpr>),
+    /// `[a, b]`.
+    List(Vec<PyExpr>),
+    /// `(a, b)`.
+    Tuple(Vec<PyExpr>),
+    /// `{k: v}`.
+    Dict(Vec<(PyExpr, PyExpr)>),
+    /// `{a, b}`.
+    Set(Vec<PyExpr>),
+    /// `value[index]`, kept as source text.
+    Subscript(String),
+    /// A call: callee, positional arguments, keyword arguments, and its source text.
+    Call {
+        /// The callee.
+        func: Box<PyExpr>,
+        /// Positional arguments.
+        args: Vec<PyExpr>,
+        /// Keyword arguments in order.
+        keywords: Vec<(String, PyExpr)>,
+        /// The call's source text.
+        source: String,
+    },
+}
+
+/// Parses `text` as one Python expression.
+///
+/// # Errors
+/// A message saying where the syntax is wrong.
+pub fn parse_expression(text: &str) -> Result<PyExpr, String> {
+    let mut parser = Parser { chars: text.chars().collect(), pos: 0 };
+    let expr = parser.expression()?;
+    parser.skip_ws();
+    if parser.pos != parser.chars.len() {
+        return Err(format!("unexpected text at offset {}", parser.pos));
+    }
+    Ok(expr)
+}
+
+struct Parser {
+    chars: Vec<char>,
+    pos: usize,
+}
+
+const BINARY_LEVELS: [&[&str]; 2] = [&["+", "-"], &["*", "/", "//", "%", "@"]];
+
+impl Parser {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while self.peek().is_some_and(char::is_whitespace) {
+            self.pos += 1;
+        }
+    }
+
+    fn starts_with(&self, token: &str) -> bool {
+        token.chars().enumerate().all(|(i, c)| self.chars.get(self.pos + i) == Some(&c))
+    }
+
+    fn eat(&mut self, token: &str) -> bool {
+        self.skip_ws();
+        if self.starts_with(token) {
+            self.pos += token.chars().count();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, token: &str) -> Result<(), String> {
+        if self.eat(token) {
+            Ok(())
+        } else {
+            Err(format!("expected {token:?} at offset {}", self.pos))
+        }
+    }
+
+    fn expression(&mut self) -> Result<PyExpr, String> {
+        self.binary(0)
+    }
+
+    fn binary(&mut self, level: usize) -> Result<PyExpr, String> {
+        let operand = |parser: &mut Self| {
+            if level + 1 < BINARY_LEVELS.len() { parser.binary(level + 1) } else { parser.unary() }
+        };
+        let mut left = operand(self)?;
+        loop {
+            self.skip_ws();
+            if self.starts_with("**") || (level == 1 && self.starts_with("*=")) {
+                return Ok(left);
+            }
+            let found = BINARY_LEVELS[level]
+                .iter()
+                .filter(|op| self.starts_with(op))
+                .max_by_key(|op| op.len())
+                .copied();
+            let Some(op) = found else { return Ok(left) };
+            self.pos += op.len();
+            let right = operand(self)?;
+            left = PyExpr::Binary(op.to_owned(), Box::new(left), Box::new(right));
+        }
+    }
+
+    fn unary(&mut self) -> Result<PyExpr, String> {
+        self.skip_ws();
+        for op in ["-", "+", "~"] {
+            if self.starts_with(op) {
+                self.pos += 1;
+                let operand = self.unary()?;
+                return Ok(PyExpr::Unary(op.to_owned(), Box::new(operand)));
+            }
+        }
+        let base = self.postfix()?;
+        if self.eat("**") {
+            let exponent = self.unary()?;
+            return Ok(PyExpr::Binary("**".into(), Box::new(base), Box::new(exponent)));
+        }
+        Ok(base)
+    }
+
+    fn postfix(&mut self) -> Result<PyExpr, String> {
+        self.skip_ws();
+        let start = self.pos;
+        let mut expr = self.atom()?;
+        loop {
+            self.skip_ws();
+            match self.peek() {
+                Some('.') if !self.starts_with("...") => {
+                    self.pos += 1;
+                    self.skip_ws();
+                    let name = self.identifier().ok_or("expected an attribute name")?;
+                    expr = PyExpr::Attribute(Box::new(expr), name);
+                }
+                Some('(') => {
+                    self.pos += 1;
+                    let (args, keywords) = self.call_arguments()?;
+                    let source: String = self.chars[start..self.pos].iter().collect();
+                    expr = PyExpr::Call { func: Box::new(expr), args, keywords, source };
+                }
+                Some('[') => {
+                    self.pos += 1;
+                    self.expression()?;
+                    while self.eat(":") || self.eat(",") {
+                        self.skip_ws();
+                        if !self.starts_with("]") {
+                            self.expression()?;
+                        }
+                    }
+                    self.expect("]")?;
+                    expr = PyExpr::Subscript(self.chars[start..self.pos].iter().collect());
+                }
+                _ => return Ok(expr),
+            }
+        }
+    }
+
+    fn call_arguments(&mut self) -> Result<(Vec<PyExpr>, Vec<(String, PyExpr)>), String> {
+        let mut args = Vec::new();
+        let mut keywords = Vec::new();
+        loop {
+            if self.eat(")") {
+                return Ok((args, keywords));
+            }
+            self.skip_ws();
+            let save = self.pos;
+            if let Some(name) = self.identifier() {
+                self.skip_ws();
+                if self.peek() == Some('=') && self.chars.get(self.pos + 1) != Some(&'=') {
+                    self.pos += 1;
+                    if keywords.iter().any(|(existing, _)| existing == &name) {
+                        return Err(format!("keyword argument repeated: {name}"));
+                    }
+                    keywords.push((name, self.expression()?));
+                } else {
+                    self.pos = save;
+                    args.push(self.expression()?);
+                }
+            } else {
+                args.push(self.expression()?);
+            }
+            if !self.eat(",") {
+                self.expect(")")?;
+                return Ok((args, keywords));
+            }
+        }
+    }
+
+    fn identifier(&mut self) -> Option<String> {
+        let first = self.peek()?;
+        if !(first.is_alphabetic() || first == '_') {
+            return None;
+        }
+        let start = self.pos;
+        while self.peek().is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            self.pos += 1;
+        }
+        Some(self.chars[start..self.pos].iter().collect())
+    }
+
+    fn sequence(&mut self, close: &str) -> Result<(Vec<PyExpr>, bool), String> {
+        let mut items = Vec::new();
+        let mut trailing_comma = false;
+        loop {
+            if self.eat(close) {
+                return Ok((items, trailing_comma));
+            }
+            items.push(self.expression()?);
+            trailing_comma = self.eat(",");
+            if !trailing_comma {
+                self.expect(close)?;
+                return Ok((items, false));
+            }
+        }
+    }
+
+    fn atom(&mut self) -> Result<PyExpr, String> {
+        self.skip_ws();
+        let Some(c) = self.peek() else { return Err("unexpected end of input".into()) };
+        if self.starts_with("...") {
+            self.pos += 3;
+            return Ok(PyExpr::Ellipsis);
+        }
+        match c {
+            '[' => {
+                self.pos += 1;
+                Ok(PyExpr::List(self.sequence("]")?.0))
+            }
+            '(' => {
+                self.pos += 1;
+                let (items, trailing_comma) = self.sequence(")")?;
+                if items.len() == 1 && !trailing_comma {
+                    Ok(items.into_iter().next().unwrap_or(PyExpr::None))
+                } else {
+                    Ok(PyExpr::Tuple(items))
+                }
+            }
+            '{' => {
+                self.pos += 1;
+                self.dict_or_set()
+            }
+            '0'..='9' | '.' => self.number(),
+            '"' | '\'' => self.strings(),
+            _ => {
+                let save = self.pos;
+                let name = self.identifier().ok_or_else(|| format!("unexpected {c:?} at offset {}", self.pos))?;
+                if self.peek().is_some_and(|q| q == '"' || q == '\'')
+                    && name.chars().all(|p| "rRbBuUfF".contains(p))
+                    && name.len() <= 2
+                {
+                    self.pos = save;
+                    return self.strings();
+                }
+                Ok(match name.as_str() {
+                    "True" => PyExpr::Bool(true),
+                    "False" => PyExpr::Bool(false),
+                    "None" => PyExpr::None,
+                    "not" => PyExpr::Unary("not".into(), Box::new(self.unary()?)),
+                    _ => PyExpr::Name(name),
+                })
+            }
+        }
+    }
+
+    fn dict_or_set(&mut self) -> Result<PyExpr, String> {
+        if self.eat("}") {
+            return Ok(PyExpr::Dict(Vec::new()));
+        }
+        let first = self.expression()?;
+        if self.eat(":") {
+            let mut pairs = vec![(first, self.expression()?)];
+            while self.eat(",") {
+                if self.eat("}") {
+                    return Ok(PyExpr::Dict(pairs));
+                }
+                let key = self.expression()?;
+                self.expect(":")?;
+                pairs.push((key, self.expression()?));
+            }
+            self.expect("}")?;
+            Ok(PyExpr::Dict(pairs))
+        } else {
+            let mut items = vec![first];
+            if self.eat(",") {
+                items.extend(self.sequence("}")?.0);
+            } else {
+                self.expect("}")?;
+            }
+            Ok(PyExpr::Set(items))
+        }
+    }
+
+    fn number(&mut self) -> Result<PyExpr, String> {
+        let start = self.pos;
+        while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            || (self.peek().is_some_and(|c| c == '+' || c == '-')
+                && self.pos > start
+                && matches!(self.chars[self.pos - 1], 'e' | 'E')
+                && !self.chars[start..self.pos].iter().any(|c| matches!(c, 'x' | 'X')))
+        {
+            self.pos += 1;
+        }
+        let text: String = self.chars[start..self.pos].iter().filter(|c| **c != '_').collect();
+        let lower = text.to_ascii_lowercase();
+        let radix = [("0x", 16), ("0o", 8), ("0b", 2)].into_iter().find(|(p, _)| lower.starts_with(p));
+        if let Some((prefix, radix)) = radix {
+            return i128::from_str_radix(&lower[prefix.len()..], radix)
+                .map(PyExpr::Int)
+                .map_err(|_| format!("invalid number {text:?}"));
+        }
+        if !lower.contains(['.', 'e']) {
+            if lower.len() > 1 && lower.starts_with('0') && lower.chars().any(|c| c != '0') {
+                return Err(format!("invalid number {text:?}"));
+            }
+            return lower.parse::<i128>().map(PyExpr::Int).map_err(|_| format!("invalid number {text:?}"));
+        }
+        lower.parse::<f64>().map(PyExpr::Float).map_err(|_| format!("invalid number {text:?}"))
+    }
+
+    fn strings(&mut self) -> Result<PyExpr, String> {
+        let mut joined = String::new();
+        loop {
+            self.skip_ws();
+            let save = self.pos;
+            let mut raw = false;
+            while let Some(c) = self.peek().filter(|c| "rRbBuUfF".contains(*c)) {
+                raw |= c == 'r' || c == 'R';
+                self.pos += 1;
+            }
+            match self.peek() {
+                Some(quote @ ('"' | '\'')) => joined.push_str(&self.string_body(quote, raw)?),
+                _ => {
+                    self.pos = save;
+                    return Ok(PyExpr::Str(joined));
+                }
+            }
+        }
+    }
+
+    fn string_body(&mut self, quote: char, raw: bool) -> Result<String, String> {
+        let triple: String = [quote; 3].iter().collect();
+        let is_triple = self.starts_with(&triple);
+        self.pos += if is_triple { 3 } else { 1 };
+        let mut out = String::new();
+        loop {
+            let Some(c) = self.peek() else { return Err("unterminated string".into()) };
+            if is_triple && self.starts_with(&triple) {
+                self.pos += 3;
+                return Ok(out);
+            }
+            if !is_triple && c == quote {
+                self.pos += 1;
+                return Ok(out);
+            }
+            if !is_triple && c == '\n' {
+                return Err("newline in string".into());
+            }
+            self.pos += 1;
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            let Some(next) = self.peek() else { return Err("unterminated string".into()) };
+            self.pos += 1;
+            if raw {
+                out.push('\\');
+                out.push(next);
+                continue;
+            }
+            match next {
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                'r' => out.push('\r'),
+                '0' => out.push('\0'),
+                '\n' => {}
+                '\\' | '\'' | '"' => out.push(next),
+                'u' | 'x' => {
+                    let width = if next == 'u' { 4 } else { 2 };
+                    let hex: String = self.chars.iter().skip(self.pos).take(width).collect();
+                    let code = u32::from_str_radix(&hex, 16).map_err(|_| "bad escape".to_owned())?;
+                    out.push(char::from_u32(code).ok_or("bad escape")?);
+                    self.pos += width;
+                }
+                other => {
+                    out.push('\\');
+                    out.push(other);
+                }
+            }
+        }
+    }
+}

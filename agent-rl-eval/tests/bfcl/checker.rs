@@ -1,0 +1,1 @@
+//! Unit-level behaviour of the checker on hand-written entries (no benchmark data needed).

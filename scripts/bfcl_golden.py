@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+"""Golden vectors for the Rust BFCL checker, made with the REAL official checker.
+
+Takes each single-turn v4 entry's ground truth, builds a model output from it (Java/JavaScript
+arguments rendered as source text), applies mutations (wrong values, missing or extra arguments,
+wrong types, int/float swaps, string case and punctuation, list and dict edits, name dots vs
+underscores, extra/missing/shuffled calls, raw prompting text, ...), and records the official
+verdict and error type of each. Vectors name the entry by id and carry only the mutated model
+output, never the question or answer records.
+
+    pip install bfcl-eval==2026.3.23
+    python scripts/bfcl_golden.py --data $AGENT_RL_DATA/bfcl/v4 \
+        --out agent-rl-eval/tests/fixtures/bfcl/golden.jsonl
+
+bfcl-eval's model registry imports every model SDK; only the checker and the decoder are needed,
+so the registry is replaced by a two-entry stub before import (`dot_model` has
+`underscore_to_dot`, `plain` has not).
+"""
+
+import argparse
+import copy
+import json
+import random
+import sys
+import types
+
+_registry = types.ModuleType("bfcl_eval.constants.model_config")
+
+
+class _ModelConfig:
+    def __init__(self, underscore_to_dot):
+        self.underscore_to_dot = underscore_to_dot
+
+
+_registry.MODEL_CONFIG_MAPPING = {"dot/model": _ModelConfig(True), "plain": _ModelConfig(False)}
+sys.modules["bfcl_eval.constants.model_config"] = _registry
+
+from bfcl_eval.constants.enums import Language, ReturnFormat  # noqa: E402
+from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker  # noqa: E402
+from bfcl_eval.model_handler.utils import default_decode_ast_prompting  # noqa: E402
+from bfcl_eval.utils import is_empty_output, is_function_calling_format_output  # noqa: E402
+
+AST_CATEGORIES = {
+    "simple_python": 70, "simple_java": 80, "simple_javascript": 50, "multiple": 45,
+    "parallel": 40, "parallel_multiple": 35, "live_simple": 55, "live_multiple": 40,
+    "live_parallel": 16, "live_parallel_multiple": 24,
+}
+RELEVANCE_CATEGORIES = {"irrelevance": 25, "live_irrelevance": 25, "live_relevance": 16}
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def language_of(category):
+    return {"simple_java": Language.JAVA, "simple_javascript": Language.JAVASCRIPT}.get(
+        category, Language.PYTHON)
+
+
+def first_value(acceptable, rng, alternative):
+    values = [v for v in acceptable if v != ""] if isinstance(acceptable, list) else [acceptable]
+    if not values:
+        return None, False
+    return (rng.choice(values) if alternative else values[0]), True
+
+
+def concrete(value, rng, alternative):
+    """A model value from an acceptable value: dicts of alternatives become plain dicts."""
+    if isinstance(value, dict):
+        out = {}
+        for key, acceptable in value.items():
+            chosen, present = first_value(acceptable, rng, alternative)
+            if present:
+                out[key] = concrete(chosen, rng, alternative)
+        return out
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return [concrete(v, rng, alternative) for v in value]
+    return value
+
+
+def java_literal(value, java_type):
+    if java_type in ("String", "char"):
+        return '"%s"' % value
+    return java_text(value, java_type, None)
+
+
+def java_text(value, java_type, items_type):
+    if java_type == "long":
+        return f"{value}L"
+    if java_type == "float":
+        return f"{value}f"
+    if java_type == "boolean" or isinstance(value, bool):
+        return "true" if value else "false"
+    if java_type == "Array" and isinstance(value, list):
+        element = {"String": "String", "integer": "int", "long": "long"}.get(items_type, "Object")
+        return "new %s[]{%s}" % (element, ", ".join(java_literal(v, items_type) for v in value))
+    if java_type == "ArrayList" and isinstance(value, list):
+        return "new ArrayList<>(Arrays.asList(%s))" % ", ".join(
+            java_literal(v, items_type) for v in value)
+    if java_type == "HashMap" and isinstance(value, dict):
+        puts = " ".join(f'put("{k}", {json.dumps(v) if isinstance(v, str) else java_text(v, None, None)});'
+                        for k, v in value.items())
+        return "new HashMap<String, String>() {{ %s }}" % puts
+    return str(value)
+
+
+def js_text(value, js_type):
+    if js_type == "Bigint":
+        return f"{value}n"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[%s]" % ", ".join(json.dumps(v) if isinstance(v, str) else js_text(v, None) for v in value)
+    if isinstance(value, dict):
+        return "{%s}" % ", ".join(
+            f"{k}: {json.dumps(v) if isinstance(v, str) else js_text(v, None)}" for k, v in value.items())
+    return str(value)
+
+
+def find_doc(docs, name):
+    return next((d for d in docs if d["name"] == name), docs[0])
+
+
+def build_output(entry, gt, rng, alternative=False):
+    category = entry["category"]
+    output = []
+    for call in gt:
+        name, params = next(iter(call.items()))
+        doc = find_doc(entry["function"], name)
+        props = doc["parameters"].get("properties", {})
+        args = {}
+        for param, acceptable in params.items():
+            chosen, present = first_value(acceptable, rng, alternative)
+            if not present:
+                continue
+            value = concrete(chosen, rng, alternative)
+            schema = props.get(param, {})
+            if category == "simple_java":
+                value = value if isinstance(value, str) else java_text(
+                    value, schema.get("type"), schema.get("items", {}).get("type"))
+            elif category == "simple_javascript":
+                value = value if isinstance(value, str) else js_text(value, schema.get("type"))
+            args[param] = value
+        output.append({name: args})
+    return output
+
+
+def rename(output, underscore):
+    if not underscore or not isinstance(output, list):
+        return output
+    return [{k.replace(".", "_"): v for k, v in call.items()} if isinstance(call, dict) else call
+            for call in output]
+
+
+def to_text(output):
+    calls = []
+    for call in output:
+        name, args = next(iter(call.items()))
+        calls.append("%s(%s)" % (name, ", ".join(f"{k}={v!r}" for k, v in args.items())))
+    return "[" + ", ".join(calls) + "]"
+
+
+def pick_arg(output, rng, predicate=lambda v: True):
+    slots = [(i, k) for i, call in enumerate(output) for k, v in next(iter(call.values())).items()
+             if predicate(v)]
+    if not slots:
+        return None
+    i, k = rng.choice(slots)
+    return next(iter(output[i].values())), k
+
+
+def mutate_value(pred, change):
+    def mutation(output, rng, entry):
+        slot = pick_arg(output, rng, pred)
+        if slot is None:
+            return None
+        args, key = slot
+        args[key] = change(args[key], rng)
+        return output
+    return mutation
+
+
+is_str = lambda v: isinstance(v, str)  # noqa: E731
+is_int = lambda v: isinstance(v, int) and not isinstance(v, bool)  # noqa: E731
+is_float = lambda v: isinstance(v, float)  # noqa: E731
+is_list = lambda v: isinstance(v, list) and len(v) > 0  # noqa: E731
+is_dict = lambda v: isinstance(v, dict) and len(v) > 0  # noqa: E731
+is_list_of_dicts = lambda v: is_list(v) and isinstance(v[0], dict) and len(v[0]) > 0  # noqa: E731
+
+
+def drop_param(output, rng, entry):
+    slot = pick_arg(output, rng)
+    if slot is None:
+        return None
+    args, key = slot
+    del args[key]
+    return output
+
+
+def extra_param(output, rng, entry):
+    next(iter(output[0].values()))["unexpected_extra"] = rng.choice(["x", 1, True])
+    return output
+
+
+def first_dict_key(value, rng, action):
+    value = dict(value)
+    key = rng.choice(list(value))
+    if action == "drop":
+        del value[key]
+    elif action == "wrong":
+        value[key] = "wrong_value_zz"
+    else:
+        value["extra_key_zz"] = "v"
+    return value
+
+
+def list_of_dicts_edit(value, rng):
+    value = copy.deepcopy(value)
+    if rng.random() < 0.5:
+        value.append(value[0])
+    else:
+        value[0] = first_dict_key(value[0], rng, "wrong")
+    return value
+
+
+MUTATIONS = {
+    "drop_param": drop_param,
+    "extra_param": extra_param,
+    "str_upper": mutate_value(is_str, lambda v, r: v.upper()),
+    "str_punct": mutate_value(is_str, lambda v, r: v.replace(" ", " - ", 1) + "."),
+    "str_wrong": mutate_value(is_str, lambda v, r: v + "zz"),
+    "str_quote": mutate_value(is_str, lambda v, r: "'%s'" % v),
+    "str_dquote": mutate_value(is_str, lambda v, r: '"%s"' % v),
+    "str_to_int": mutate_value(is_str, lambda v, r: 7),
+    "int_to_float": mutate_value(is_int, lambda v, r: float(v)),
+    "int_plus_one": mutate_value(is_int, lambda v, r: v + 1),
+    "int_to_str": mutate_value(is_int, lambda v, r: str(v)),
+    "float_to_int": mutate_value(lambda v: is_float(v) and v == int(v), lambda v, r: int(v)),
+    "float_nudge": mutate_value(is_float, lambda v, r: v + 0.5),
+    "bool_flip": mutate_value(lambda v: isinstance(v, bool), lambda v, r: not v),
+    "bool_to_int": mutate_value(lambda v: isinstance(v, bool), lambda v, r: int(v)),
+    "none_value": mutate_value(lambda v: True, lambda v, r: None),
+    "list_reverse": mutate_value(lambda v: is_list(v) and len(v) > 1, lambda v, r: v[::-1]),
+    "list_drop": mutate_value(is_list, lambda v, r: v[1:]),
+    "list_str_elems": mutate_value(is_list, lambda v, r: [str(x) for x in v]),
+    "list_upper": mutate_value(lambda v: is_list(v) and isinstance(v[0], str),
+                               lambda v, r: [x.upper() if isinstance(x, str) else x for x in v]),
+    "dict_drop_key": mutate_value(is_dict, lambda v, r: first_dict_key(v, r, "drop")),
+    "dict_wrong_value": mutate_value(is_dict, lambda v, r: first_dict_key(v, r, "wrong")),
+    "dict_extra_key": mutate_value(is_dict, lambda v, r: first_dict_key(v, r, "extra")),
+    "list_dicts_edit": mutate_value(is_list_of_dicts, list_of_dicts_edit),
+    "wrong_name": lambda o, r, e: [{k + "_v2": v for k, v in o[0].items()}] + o[1:],
+    "extra_call": lambda o, r, e: o + [copy.deepcopy(o[0])],
+    "drop_call": lambda o, r, e: o[:-1],
+    "shuffle_calls": lambda o, r, e: r.sample(o, len(o)) if len(o) > 1 else None,
+    "empty_list": lambda o, r, e: [],
+    "args_not_dict": lambda o, r, e: [{next(iter(o[0])): "a=1"}],
+}
+GENERIC = {"drop_param", "extra_param", "wrong_name", "extra_call", "drop_call", "empty_list",
+           "args_not_dict", "none_value", "str_quote", "str_dquote", "str_to_int"}
+JAVA_JS_MUTATIONS = {
+    "java_strip_suffix": mutate_value(lambda v: is_str(v) and v[-1:] in ("L", "f"), lambda v, r: v[:-1]),
+    "src_int_value": mutate_value(is_str, lambda v, r: 5),
+    "src_true": mutate_value(is_str, lambda v, r: "true"),
+}
+
+
+def official(entry, gt, output, text, underscore):
+    category = entry["category"]
+    language = language_of(category)
+    model = "dot_model" if underscore else "plain"
+    fmt = {Language.JAVA: ReturnFormat.JAVA, Language.JAVASCRIPT: ReturnFormat.JAVASCRIPT}.get(
+        language, ReturnFormat.PYTHON)
+    decoded, failed = output, False
+    if text is not None:
+        try:
+            decoded = default_decode_ast_prompting(text, fmt)
+        except Exception:
+            failed = True
+    if category in RELEVANCE_CATEGORIES:
+        has_call = not failed and not is_empty_output(decoded)
+        if "irrelevance" in category:
+            return (not has_call), (None if not has_call else "irrelevance_error:decoder_success")
+        return has_call, (None if has_call else "relevance_error:decoder_failed")
+    if failed:
+        return False, "ast_decoder:decoder_failed"
+    if not is_function_calling_format_output(decoded):
+        return False, "ast_decoder:decoder_wrong_output_format"
+    result = ast_checker(entry["function"], decoded, gt, language, category, model)
+    return result["valid"], (None if result["valid"] else result["error_type"])
+
+
+def vectors_for(entry, gt, rng):
+    category = entry["category"]
+    underscore = rng.random() < 0.25 and any("." in d["name"] for d in entry["function"])
+    base = build_output(entry, gt, rng)
+    cases = [("gt_first", base, None)]
+    if rng.random() < 0.5:
+        cases.append(("gt_alternative", build_output(entry, gt, rng, True), None))
+    if category.startswith("simple_j"):
+        pool = {**MUTATIONS, **JAVA_JS_MUTATIONS}
+    else:
+        pool = MUTATIONS
+    applicable = []
+    for name in sorted(pool):
+        mutated = pool[name](copy.deepcopy(base), random.Random(rng.random()), entry)
+        if mutated is not None:
+            applicable.append((name, mutated, None))
+    # value-specific mutations first (they are rarer), then generic ones up to five in all
+    specific = [case for case in applicable if case[0] not in GENERIC]
+    generic = [case for case in applicable if case[0] in GENERIC]
+    chosen = rng.sample(specific, min(3, len(specific)))
+    cases.extend(chosen + rng.sample(generic, min(5 - len(chosen), len(generic))))
+    if base and "." in next(iter(base[0])) and rng.random() < 0.5:
+        cases.append(("dotted_name_other_flag", rename(base, not underscore), None))
+    text_output = rename(base, underscore)
+    if rng.random() < 0.5:
+        cases.append(("text_prompting", None, to_text(text_output)))
+    if rng.random() < 0.15:
+        cases.append(("text_markdown", None, "```\n" + to_text(text_output) + "\n```"))
+    if rng.random() < 0.1:
+        cases.append(("text_prose", None, "I cannot answer that with the given functions."))
+    if rng.random() < 0.1:
+        cases.append(("text_broken", None, to_text(text_output)[:-2]))
+    out = []
+    for mutation, output, text in cases:
+        output = rename(output, underscore) if mutation != "dotted_name_other_flag" else output
+        try:
+            valid, error_type = official(entry, gt, output, text, underscore)
+        except Exception:
+            continue  # the official checker crashed on this input: no verdict to compare
+        vector = {"id": entry["id"], "mutation": mutation, "underscore_to_dot": underscore}
+        vector["output" if text is None else "text"] = output if text is None else text
+        vector.update({"valid": valid, "error_type": error_type})
+        out.append(vector)
+    return out
+
+
+def relevance_vectors(entry, rng):
+    doc = entry["function"][0]
+    required = doc["parameters"].get("required", [])
+    call = [{doc["name"]: {p: "x" for p in required}}]
+    cases = [("empty_list", [], None), ("empty_call", [{}], None), ("a_call", call, None),
+             ("text_prose", None, "Sorry, none of these functions fit."),
+             ("text_call", None, to_text(call)), ("text_empty_list", None, "[]"),
+             ("args_not_dict", [{doc["name"]: "x"}], None)]
+    out = []
+    for mutation, output, text in cases:
+        valid, error_type = official(entry, [], output, text, False)
+        vector = {"id": entry["id"], "mutation": mutation, "underscore_to_dot": False}
+        vector["output" if text is None else "text"] = output if text is None else text
+        vector.update({"valid": valid, "error_type": error_type})
+        out.append(vector)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", required=True, help="folder with the BFCL_v4_*.json files")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--seed", type=int, default=20260323)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    lines = []
+    for category, count in {**AST_CATEGORIES, **RELEVANCE_CATEGORIES}.items():
+        entries = load(f"{args.data}/BFCL_v4_{category}.json")
+        answers = {}
+        if category in AST_CATEGORIES:
+            answers = {a["id"]: a["ground_truth"] for a in load(f"{args.data}/possible_answer/BFCL_v4_{category}.json")}
+        for entry in rng.sample(entries, min(count, len(entries))):
+            entry["category"] = category
+            if category in AST_CATEGORIES:
+                lines.extend(vectors_for(entry, answers[entry["id"]], rng))
+            else:
+                lines.extend(relevance_vectors(entry, rng))
+    with open(args.out, "w") as f:
+        for line in lines:
+            f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    invalid = sum(not line["valid"] for line in lines)
+    print(f"{len(lines)} vectors ({invalid} invalid) -> {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
