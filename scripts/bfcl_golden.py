@@ -355,12 +355,40 @@ def relevance_vectors(entry, rng):
     return out
 
 
+def write_replay(data, out):
+    """The official verdict of every AST entry's ground truth replayed with its first
+    acceptable values (the baseline a re-implementation must reproduce, quirks included)."""
+    summary = {}
+    rng = random.Random(0)
+    for category in AST_CATEGORIES:
+        entries = load(f"{data}/BFCL_v4_{category}.json")
+        answers = {a["id"]: a["ground_truth"] for a in load(f"{data}/possible_answer/BFCL_v4_{category}.json")}
+        failing = {}
+        for entry in entries:
+            entry["category"] = category
+            gt = answers[entry["id"]]
+            try:
+                valid, error_type = official(entry, gt, build_output(entry, gt, rng), None, False)
+            except Exception as error:
+                valid, error_type = False, f"exception:{type(error).__name__}"
+            if not valid:
+                failing[entry["id"]] = error_type
+        summary[category] = {"total": len(entries), "failing": failing}
+    with open(out, "w") as f:
+        json.dump(summary, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, help="folder with the BFCL_v4_*.json files")
     parser.add_argument("--out", required=True)
     parser.add_argument("--seed", type=int, default=20260323)
+    parser.add_argument("--replay-out", help="also write the official verdicts of every entry's "
+                        "first acceptable values (per category: total, failing ids and error types)")
     args = parser.parse_args()
+    if args.replay_out:
+        write_replay(args.data, args.replay_out)
     rng = random.Random(args.seed)
     lines = []
     for category, count in {**AST_CATEGORIES, **RELEVANCE_CATEGORIES}.items():

@@ -2,6 +2,7 @@
 
 mod checker;
 mod golden;
+mod replay;
 
 use std::path::PathBuf;
 
