@@ -6,7 +6,7 @@
 //! | load the upstream v3/v4 layout | [`BfclDataset`], [`BfclEntry`], [`Category`] |
 //! | decode model output | [`decode_text`], [`decode_python_calls`], [`tool_calls_to_value`] |
 //! | check one entry | [`check_entry`], [`check_call`], [`Failure`] (official error types) |
-//! | score a results file | [`score_results`], [`ResultLine`], [`Verdict`] |
+//! | score a results file | [`score_results_file`], [`score_output`], [`ResultLine`], [`Verdict`] |
 //! | aggregate | [`BfclReport`] (BFCL's own formulas, plus format/argument/end-to-end rates) |
 //! | run a model | [`BfclRunner`] |
 //!
@@ -19,7 +19,10 @@ mod data;
 mod decode;
 mod params;
 mod pyparse;
+mod report;
 mod resolve;
+mod runner;
+mod score;
 mod value;
 
 pub use category::{Category, Language, Scoring};
@@ -29,5 +32,8 @@ pub use data::{BfclDataset, BfclEntry, BfclMessage, BfclVersion};
 pub use decode::{DecodedCall, as_calls, decode_text, is_empty_output, tool_calls_to_value};
 pub use params::Failure;
 pub use pyparse::{PyExpr, parse_expression};
+pub use report::{BfclReport, CategoryReport};
 pub use resolve::decode_python_calls;
+pub use runner::{BfclRun, BfclRunConfig, BfclRunner, chat_request, decode_completion};
+pub use score::{ResultLine, Verdict, read_results, score_decoded, score_output, score_results_file};
 pub use value::{PyType, py_eq, standardize};

@@ -3,6 +3,7 @@
 mod checker;
 mod golden;
 mod replay;
+mod runner;
 
 use std::path::PathBuf;
 

@@ -7,9 +7,10 @@
 //!   arrays never equal their ground truth (`simple_java_35`, …);
 //! - Java `HashMap` values are guessed from their text, so numeric-looking string values are
 //!   compared as numbers (`simple_java_64`);
-//! - a few live entries list a required parameter whose possible answer is only `""`, or an
-//!   answer parameter absent from the doc (`live_simple_106-63-0`, `live_multiple_862-181-3`);
-//! - two `parallel_multiple` entries have ground truths that no single call satisfies.
+//! - seven entries whose ground truth and function doc disagree (an answer parameter the doc
+//!   lacks, acceptable-value lists that are empty, a required doc parameter absent from the
+//!   answer): `live_simple_106-63-0`, `live_simple_112-68-0`, `live_multiple_507-149-4`,
+//!   `live_multiple_862-181-3`, `live_multiple_964-207-0`, `parallel_multiple_12`, `_26`.
 
 use std::collections::BTreeMap;
 use std::time::Instant;

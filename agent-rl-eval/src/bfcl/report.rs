@@ -1,0 +1,201 @@
+//! Aggregating verdicts with BFCL's own formulas (v3 or v4), plus the training diagnostics:
+//! tool-call format accuracy, argument match rate and end-to-end success.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::category::{Category, Scoring};
+use super::data::BfclVersion;
+use super::score::Verdict;
+
+/// Results of one category.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CategoryReport {
+    /// The category.
+    pub category: Category,
+    /// Entries scored.
+    pub total: usize,
+    /// Entries the checker accepted.
+    pub correct: usize,
+    /// `correct / total`; `None` when the category is not supported (multi-turn).
+    pub accuracy: Option<f64>,
+    /// Entries whose output decoded into BFCL's call format.
+    pub well_formed: usize,
+    /// Mean argument score (AST categories only).
+    pub argument_match_rate: Option<f64>,
+}
+
+/// The aggregate report. Aggregates count a category with no results as 0, like BFCL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BfclReport {
+    /// Which formulas were used.
+    pub version: BfclVersion,
+    /// Per category, in report order.
+    pub categories: Vec<CategoryReport>,
+    /// Categories present in the results but not scored yet (multi-turn).
+    pub unsupported: Vec<Category>,
+    /// Non-live AST overall (v4: mean of simple_ast, multiple, parallel, parallel_multiple;
+    /// v3 also averages irrelevance in).
+    pub non_live_overall: f64,
+    /// Live overall (entry-weighted; v3 includes live (ir)relevance).
+    pub live_overall: f64,
+    /// Hallucination: mean of irrelevance and live_irrelevance accuracies.
+    pub irrelevance_total: f64,
+    /// live_relevance accuracy.
+    pub relevance_total: f64,
+    /// Mean of the four multi-turn categories (0 until they are supported).
+    pub multi_turn_overall: f64,
+    /// BFCL's overall score (v4: weights 10/10/10/30/40 over non-live, live, hallucination,
+    /// multi-turn, agentic — agentic is not reproducible offline and counts 0, so the
+    /// single-turn part is capped at 30 %; v3: mean of live, non-live, multi-turn).
+    pub overall: f64,
+    /// Fraction of AST entries whose output decoded into call format.
+    pub format_accuracy: f64,
+    /// Mean argument score over AST entries.
+    pub argument_match_rate: f64,
+    /// Fraction of supported entries judged correct.
+    pub end_to_end_success: f64,
+}
+
+fn mean(values: &[f64]) -> f64 {
+    if values.is_empty() { 0.0 } else { values.iter().sum::<f64>() / values.len() as f64 }
+}
+
+fn ratio(numerator: usize, denominator: usize) -> f64 {
+    if denominator == 0 { 0.0 } else { numerator as f64 / denominator as f64 }
+}
+
+impl BfclReport {
+    /// Aggregates verdicts.
+    pub fn from_verdicts(verdicts: &[Verdict], version: BfclVersion) -> Self {
+        let mut by_category: BTreeMap<Category, Vec<&Verdict>> = BTreeMap::new();
+        for verdict in verdicts {
+            by_category.entry(verdict.category).or_default().push(verdict);
+        }
+        let categories: Vec<CategoryReport> = by_category
+            .iter()
+            .map(|(&category, verdicts)| {
+                let supported = category.scoring() != Scoring::MultiTurn;
+                let scores: Vec<f64> = verdicts.iter().filter_map(|v| v.argument_score).collect();
+                let correct = verdicts.iter().filter(|v| v.valid).count();
+                CategoryReport {
+                    category,
+                    total: verdicts.len(),
+                    correct,
+                    accuracy: supported.then(|| ratio(correct, verdicts.len())),
+                    well_formed: verdicts.iter().filter(|v| v.well_formed).count(),
+                    argument_match_rate: (!scores.is_empty()).then(|| mean(&scores)),
+                }
+            })
+            .collect();
+        let find = |category: Category| categories.iter().find(|c| c.category == category);
+        let accuracy = |category: Category| find(category).and_then(|c| c.accuracy).unwrap_or(0.0);
+        let weighted = |members: &[Category]| {
+            let (correct, total) = members
+                .iter()
+                .filter_map(|&c| find(c))
+                .fold((0, 0), |(correct, total), c| (correct + c.correct, total + c.total));
+            ratio(correct, total)
+        };
+        let simple_ast = mean(&[Category::SimplePython, Category::SimpleJava, Category::SimpleJavascript].map(accuracy));
+        let mut non_live_terms = vec![
+            simple_ast,
+            accuracy(Category::Multiple),
+            accuracy(Category::Parallel),
+            accuracy(Category::ParallelMultiple),
+        ];
+        let mut live_members = vec![
+            Category::LiveSimple,
+            Category::LiveMultiple,
+            Category::LiveParallel,
+            Category::LiveParallelMultiple,
+        ];
+        if version == BfclVersion::V3 {
+            non_live_terms.push(accuracy(Category::Irrelevance));
+            live_members.extend([Category::LiveIrrelevance, Category::LiveRelevance]);
+        }
+        let non_live_overall = mean(&non_live_terms);
+        let live_overall = weighted(&live_members);
+        let irrelevance_total = mean(&[accuracy(Category::Irrelevance), accuracy(Category::LiveIrrelevance)]);
+        let relevance_total = accuracy(Category::LiveRelevance);
+        let multi_turn_overall = mean(
+            &[
+                Category::MultiTurnBase,
+                Category::MultiTurnMissFunc,
+                Category::MultiTurnMissParam,
+                Category::MultiTurnLongContext,
+            ]
+            .map(accuracy),
+        );
+        let overall = match version {
+            BfclVersion::V4 => {
+                let agentic = 0.0;
+                (10.0 * non_live_overall
+                    + 10.0 * live_overall
+                    + 10.0 * irrelevance_total
+                    + 30.0 * multi_turn_overall
+                    + 40.0 * agentic)
+                    / 100.0
+            }
+            BfclVersion::V3 => mean(&[live_overall, non_live_overall, multi_turn_overall]),
+        };
+        let ast: Vec<&Verdict> = verdicts.iter().filter(|v| v.argument_score.is_some() && v.supported).collect();
+        let supported: Vec<&Verdict> = verdicts.iter().filter(|v| v.supported).collect();
+        Self {
+            version,
+            unsupported: categories
+                .iter()
+                .filter(|c| c.accuracy.is_none())
+                .map(|c| c.category)
+                .collect(),
+            categories,
+            non_live_overall,
+            live_overall,
+            irrelevance_total,
+            relevance_total,
+            multi_turn_overall,
+            overall,
+            format_accuracy: ratio(ast.iter().filter(|v| v.well_formed).count(), ast.len()),
+            argument_match_rate: mean(&ast.iter().filter_map(|v| v.argument_score).collect::<Vec<_>>()),
+            end_to_end_success: ratio(supported.iter().filter(|v| v.valid).count(), supported.len()),
+        }
+    }
+
+    /// The report as a Markdown table (percentages), with the aggregates below it.
+    pub fn to_markdown(&self) -> String {
+        let percent = |value: f64| format!("{:.2}", 100.0 * value);
+        let mut out = String::from(
+            "| category | entries | accuracy % | format % | argument match % |\n|---|---:|---:|---:|---:|\n",
+        );
+        for c in &self.categories {
+            let accuracy = c.accuracy.map_or_else(|| "not supported yet".to_owned(), percent);
+            let arguments = c.argument_match_rate.map_or_else(|| "–".to_owned(), percent);
+            let format = if c.argument_match_rate.is_some() { percent(ratio(c.well_formed, c.total)) } else { "–".to_owned() };
+            out.push_str(&format!("| {} | {} | {accuracy} | {format} | {arguments} |\n", c.category, c.total));
+        }
+        let rows = [
+            ("non-live overall", self.non_live_overall),
+            ("live overall", self.live_overall),
+            ("irrelevance (hallucination)", self.irrelevance_total),
+            ("relevance", self.relevance_total),
+            ("multi-turn overall", self.multi_turn_overall),
+            ("overall (BFCL formula)", self.overall),
+            ("tool-call format accuracy", self.format_accuracy),
+            ("argument match rate", self.argument_match_rate),
+            ("end-to-end success", self.end_to_end_success),
+        ];
+        out.push_str("\n| aggregate | % |\n|---|---:|\n");
+        for (name, value) in rows {
+            out.push_str(&format!("| {name} | {} |\n", percent(value)));
+        }
+        if !self.unsupported.is_empty() {
+            let names: Vec<&str> = self.unsupported.iter().map(|c| c.name()).collect();
+            out.push_str(&format!(
+                "\nNot supported yet (multi-turn, counted as 0 in aggregates): {}\n",
+                names.join(", ")
+            ));
+        }
+        out
+    }
+}

@@ -1,0 +1,210 @@
+//! Running a [`Policy`] on BFCL: render each question with its tools, generate, decode, check,
+//! aggregate.
+
+use agent_rl_core::{ChatRequest, Completion, Message, Policy, SamplingConfig, ToolSpec};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::category::{Category, Language, Scoring};
+use super::checker::{CheckOptions, model_function_name};
+use super::data::{BfclDataset, BfclEntry, BfclVersion};
+use super::decode::{decode_text, tool_calls_to_value};
+use super::report::BfclReport;
+use super::score::{ResultLine, Verdict, score_decoded};
+use crate::error::Result;
+
+/// Options of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BfclRunConfig {
+    /// Sampling settings (BFCL's own runs use temperature 0.001; default greedy).
+    pub sampling: SamplingConfig,
+    /// Entries per category at most (in file order); `None` = all. Default `None`.
+    pub limit: Option<usize>,
+    /// Requests sent to the policy at once, `>= 1`. Default 8.
+    pub batch_size: usize,
+    /// Categories to run; empty = every loaded one. Default empty.
+    pub categories: Vec<Category>,
+    /// Checker options; `underscore_to_dot` also renames the tools offered to the model.
+    pub check: CheckOptions,
+}
+
+impl Default for BfclRunConfig {
+    fn default() -> Self {
+        Self {
+            sampling: SamplingConfig { temperature: 0.0, ..SamplingConfig::default() },
+            limit: None,
+            batch_size: 8,
+            categories: Vec::new(),
+            check: CheckOptions::default(),
+        }
+    }
+}
+
+/// The outcome of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BfclRun {
+    /// What the model produced, one line per entry (the result-file format).
+    pub results: Vec<ResultLine>,
+    /// One verdict per entry.
+    pub verdicts: Vec<Verdict>,
+    /// The aggregate report.
+    pub report: BfclReport,
+}
+
+/// Runs a policy over a dataset. Multi-turn entries are not sent to the model; they are
+/// reported as not supported yet.
+pub struct BfclRunner<'a> {
+    dataset: &'a BfclDataset,
+    version: BfclVersion,
+    config: BfclRunConfig,
+    progress: Option<Box<dyn FnMut(usize, usize) + 'a>>,
+}
+
+impl<'a> BfclRunner<'a> {
+    /// A runner over `dataset` (whose files follow `version`'s naming) with `config`.
+    pub fn new(dataset: &'a BfclDataset, version: BfclVersion, config: BfclRunConfig) -> Self {
+        Self { dataset, version, config, progress: None }
+    }
+
+    /// Calls `hook(done, total)` after each batch (e.g. to advance a progress bar).
+    #[must_use]
+    pub fn with_progress(mut self, hook: impl FnMut(usize, usize) + 'a) -> Self {
+        self.progress = Some(Box::new(hook));
+        self
+    }
+
+    /// The entries a run covers: the chosen categories, at most `limit` each.
+    pub fn selected_entries(&self) -> Vec<&'a BfclEntry> {
+        let dataset: &'a BfclDataset = self.dataset;
+        dataset
+            .categories
+            .iter()
+            .filter(|(category, _)| self.config.categories.is_empty() || self.config.categories.contains(category))
+            .flat_map(|(_, entries)| entries.iter().take(self.config.limit.unwrap_or(usize::MAX)))
+            .collect()
+    }
+
+    /// Generates, decodes and checks every selected entry.
+    ///
+    /// # Errors
+    /// Generation errors of the policy.
+    pub fn run(&mut self, policy: &mut dyn Policy) -> Result<BfclRun> {
+        let entries = self.selected_entries();
+        let (multi_turn, single_turn): (Vec<&BfclEntry>, Vec<&BfclEntry>) =
+            entries.into_iter().partition(|entry| entry.category.scoring() == Scoring::MultiTurn);
+        let total = single_turn.len();
+        let mut results = Vec::with_capacity(total);
+        let mut verdicts = Vec::with_capacity(total + multi_turn.len());
+        for batch in single_turn.chunks(self.config.batch_size.max(1)) {
+            let requests: Vec<ChatRequest> =
+                batch.iter().map(|entry| chat_request(entry, self.config.check)).collect();
+            let completions = policy.generate(&requests, &self.config.sampling)?;
+            for (entry, completion) in batch.iter().zip(&completions) {
+                verdicts.push(score_decoded(entry, decode_completion(entry, completion), self.config.check));
+                results.push(ResultLine { id: entry.id.clone(), result: Value::String(completion.text.clone()) });
+            }
+            if let Some(hook) = self.progress.as_mut() {
+                hook(verdicts.len(), total);
+            }
+        }
+        for entry in multi_turn {
+            verdicts.push(score_decoded(entry, Err("multi-turn is not supported".into()), self.config.check));
+        }
+        let report = BfclReport::from_verdicts(&verdicts, self.version);
+        Ok(BfclRun { results, verdicts, report })
+    }
+}
+
+/// Decodes a completion: its tool calls when it made any, else its text in the prompting format.
+pub fn decode_completion(entry: &BfclEntry, completion: &Completion) -> std::result::Result<Value, String> {
+    let parsed = &completion.parsed;
+    if let Some(malformed) = parsed.malformed.first() {
+        return Err(format!("malformed tool call: {malformed:?}"));
+    }
+    if !parsed.tool_calls.is_empty() {
+        return Ok(tool_calls_to_value(&parsed.tool_calls));
+    }
+    decode_text(&completion.text, entry.category.language())
+}
+
+/// The chat request of an entry: its messages, and its function docs as tools (BFCL types
+/// mapped to JSON schema, the language hint appended to each description; Java/JavaScript
+/// parameters become strings whose description names the original type, as BFCL does).
+pub fn chat_request(entry: &BfclEntry, options: CheckOptions) -> ChatRequest {
+    let messages = entry
+        .turns
+        .first()
+        .into_iter()
+        .flatten()
+        .map(|message| match message.role.as_str() {
+            "system" => Message::system(message.content.clone()),
+            "assistant" => Message::assistant(message.content.clone()),
+            _ => Message::user(message.content.clone()),
+        })
+        .collect();
+    let language = entry.category.language();
+    let tools = entry.functions.iter().map(|doc| tool_spec(doc, language, options)).collect();
+    ChatRequest { messages, tools }
+}
+
+fn language_hint(language: Language) -> &'static str {
+    match language {
+        Language::Python => " Note that the provided function is in Python 3 syntax.",
+        Language::Java => " Note that the provided function is in Java 8 SDK syntax.",
+        Language::JavaScript => " Note that the provided function is in JavaScript syntax.",
+    }
+}
+
+fn tool_spec(doc: &Value, language: Language, options: CheckOptions) -> ToolSpec {
+    let name = model_function_name(doc.get("name").and_then(Value::as_str).unwrap_or(""), options);
+    let description = format!(
+        "{}{}",
+        doc.get("description").and_then(Value::as_str).unwrap_or(""),
+        language_hint(language)
+    );
+    let mut parameters = doc.get("parameters").cloned().unwrap_or_else(|| json!({"type": "dict", "properties": {}}));
+    if language != Language::Python
+        && let Some(properties) = parameters.get_mut("properties").and_then(Value::as_object_mut)
+    {
+        let language_name = if language == Language::Java { "Java" } else { "JavaScript" };
+        for schema in properties.values_mut() {
+            let declared = schema.get("type").and_then(Value::as_str).unwrap_or("any").to_owned();
+            let description = schema.get("description").and_then(Value::as_str).unwrap_or("").to_owned();
+            let mut replaced = Map::new();
+            replaced.insert("type".into(), json!("string"));
+            replaced.insert(
+                "description".into(),
+                json!(format!("{description} This is {language_name} {declared} type parameter in string representation.")),
+            );
+            *schema = Value::Object(replaced);
+        }
+    }
+    ToolSpec::new(name, description, to_json_schema(&parameters))
+}
+
+/// BFCL's type names mapped to JSON-schema ones, recursively.
+fn to_json_schema(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, value)| {
+                    let value = match (key.as_str(), value) {
+                        ("type", Value::String(name)) => json!(match name.as_str() {
+                            "dict" | "object" | "HashMap" | "Hashtable" => "object",
+                            "float" | "double" | "number" => "number",
+                            "integer" | "long" | "short" | "byte" | "Bigint" => "integer",
+                            "tuple" | "array" | "list" | "ArrayList" | "Array" | "Queue" | "Stack" => "array",
+                            "boolean" | "bool" | "Boolean" => "boolean",
+                            _ => "string",
+                        }),
+                        _ => to_json_schema(value),
+                    };
+                    (key.clone(), value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(to_json_schema).collect()),
+        other => other.clone(),
+    }
+}

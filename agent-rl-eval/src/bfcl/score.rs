@@ -1,0 +1,185 @@
+//! Scoring model outputs: one [`Verdict`] per entry, from raw text or already decoded calls, and
+//! scoring of a whole result file (`{"id": …, "result": …}` per line).
+
+use std::path::Path;
+
+use agent_rl_core::ToolCall;
+use agent_rl_rewards::matching::{ExpectedCall, MatchOptions, match_calls};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::category::{Category, Language, Scoring};
+use super::checker::{CheckOptions, check_entry, model_function_name};
+use super::convert::{java_convert, js_convert};
+use super::data::{BfclDataset, BfclEntry};
+use super::decode::{as_calls, decode_text};
+use crate::error::{EvalError, Result};
+
+/// The verdict on one entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Entry id.
+    pub id: String,
+    /// Its category.
+    pub category: Category,
+    /// True when the official checker would accept the output.
+    pub valid: bool,
+    /// The official error type when invalid.
+    pub error_type: Option<String>,
+    /// A human-readable reason when invalid.
+    pub error: Option<String>,
+    /// The output decoded into BFCL's call-list format (tool-call format accuracy).
+    pub well_formed: bool,
+    /// For AST categories: the fraction of argument checks passed, from the rewards crate's
+    /// matching engine with partial credit (the argument-match reward used in training).
+    pub argument_score: Option<f64>,
+    /// False for categories this checker does not score yet (multi-turn).
+    pub supported: bool,
+}
+
+/// One line of a result file: the entry id and the model's result, either its raw text or the
+/// decoded list `[{"function_name": {"argument": value}}]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultLine {
+    /// Entry id (its prefix gives the category).
+    pub id: String,
+    /// Raw model text, or decoded calls.
+    pub result: Value,
+}
+
+/// Scores one output (`output` is raw text as a JSON string, or decoded calls).
+pub fn score_output(entry: &BfclEntry, output: &Value, options: CheckOptions) -> Verdict {
+    let decoded = match output {
+        Value::String(text) => decode_text(text, entry.category.language()),
+        other => Ok(other.clone()),
+    };
+    score_decoded(entry, decoded, options)
+}
+
+/// Scores the decoder's result for one entry: the decoded calls, or why decoding failed.
+pub fn score_decoded(
+    entry: &BfclEntry,
+    decoded: std::result::Result<Value, String>,
+    options: CheckOptions,
+) -> Verdict {
+    let result = check_entry(entry, &decoded, options);
+    let calls = decoded.as_ref().ok().and_then(as_calls);
+    let argument_score = entry.category.has_answers().then(|| match &calls {
+        Some(calls) if entry.category.scoring() != Scoring::MultiTurn => {
+            argument_score(entry, calls, options)
+        }
+        _ => 0.0,
+    });
+    let (error_type, error) = match result {
+        Ok(()) => (None, None),
+        Err(failure) => (Some(failure.error_type), Some(failure.message)),
+    };
+    Verdict {
+        id: entry.id.clone(),
+        category: entry.category,
+        valid: error_type.is_none(),
+        error_type,
+        error,
+        well_formed: calls.is_some(),
+        argument_score,
+        supported: entry.category.scoring() != Scoring::MultiTurn,
+    }
+}
+
+/// Partial-credit argument match of the decoded calls against the ground truth, with the rewards
+/// engine (Java/JavaScript source text converted with the declared types first).
+fn argument_score(entry: &BfclEntry, calls: &[(&str, &Map<String, Value>)], options: CheckOptions) -> f64 {
+    let language = entry.category.language();
+    let expected: Vec<ExpectedCall> = entry
+        .ground_truth
+        .iter()
+        .filter_map(|call| ExpectedCall::from_bfcl(call).ok())
+        .map(|mut call| {
+            call.name = model_function_name(&call.name, options);
+            call
+        })
+        .collect();
+    let actual: Vec<ToolCall> = calls
+        .iter()
+        .map(|(name, arguments)| {
+            let arguments = match language {
+                Language::Python => (*arguments).clone(),
+                _ => convert_arguments(entry, name, arguments, options),
+            };
+            ToolCall::new(*name, Value::Object(arguments))
+        })
+        .collect();
+    match_calls(&actual, &expected, &MatchOptions::bfcl().with_partial_credit(true)).score()
+}
+
+fn convert_arguments(
+    entry: &BfclEntry,
+    name: &str,
+    arguments: &Map<String, Value>,
+    options: CheckOptions,
+) -> Map<String, Value> {
+    let doc = entry.functions.iter().find(|doc| {
+        doc.get("name").and_then(Value::as_str).map(|n| model_function_name(n, options)).as_deref()
+            == Some(name)
+    });
+    arguments
+        .iter()
+        .map(|(param, value)| {
+            let schema = doc.and_then(|doc| doc.pointer(&format!("/parameters/properties/{param}")));
+            let declared = schema.and_then(|s| s.get("type")).and_then(Value::as_str).unwrap_or("any");
+            let items = schema.and_then(|s| s.pointer("/items/type")).and_then(Value::as_str);
+            let converted = match (value, entry.category.language()) {
+                (Value::String(text), Language::Java) => java_convert(text, declared, items),
+                (Value::String(text), Language::JavaScript) => js_convert(text, declared, items),
+                _ => value.clone(),
+            };
+            (param.clone(), converted)
+        })
+        .collect()
+}
+
+/// Reads a result file (JSON Lines of [`ResultLine`]).
+///
+/// # Errors
+/// Unreadable file, or a line that is not a `{"id", "result"}` object (file and line named).
+pub fn read_results(path: &Path) -> Result<Vec<(usize, ResultLine)>> {
+    let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut lines = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record = serde_json::from_str(line).map_err(|error| EvalError::Record {
+            path: path.to_path_buf(),
+            line: index + 1,
+            reason: error.to_string(),
+        })?;
+        lines.push((index + 1, record));
+    }
+    Ok(lines)
+}
+
+/// Scores every line of a result file against the dataset.
+///
+/// # Errors
+/// Those of [`read_results`], and a line whose id names no entry of the dataset.
+pub fn score_results_file(dataset: &BfclDataset, path: &Path, options: CheckOptions) -> Result<Vec<Verdict>> {
+    let index = dataset.index();
+    read_results(path)?
+        .into_iter()
+        .map(|(line, record)| {
+            let entry = index.get(record.id.as_str()).ok_or_else(|| EvalError::Record {
+                path: path.to_path_buf(),
+                line,
+                reason: match Category::from_id(&record.id) {
+                    Some(category) => format!("no entry {:?} in the data of category {category}", record.id),
+                    None => format!("id {:?} names no BFCL category", record.id),
+                },
+            })?;
+            Ok(score_output(entry, &record.result, options))
+        })
+        .collect()
+}

@@ -1,0 +1,98 @@
+//! The runner with a stub policy, and the aggregation formulas.
+
+use agent_rl_core::{
+    ChatRequest, Completion, CoreError, FinishReason, HermesToolCallParser, Policy, SamplingConfig,
+    ToolCallParser,
+};
+use agent_rl_eval::bfcl::{BfclReport, BfclRunConfig, BfclRunner, BfclVersion, Category, Verdict};
+
+use super::checker::fixture;
+
+/// Answers every request with a canned text chosen from the first tool's name.
+struct CannedPolicy;
+
+impl Policy for CannedPolicy {
+    fn generate(&mut self, requests: &[ChatRequest], _: &SamplingConfig) -> Result<Vec<Completion>, CoreError> {
+        Ok(requests
+            .iter()
+            .map(|request| {
+                let tool = request.tools[0].function["name"].as_str().unwrap_or("").to_owned();
+                let text = match tool.as_str() {
+                    "walk.duration" => "<tool_call>\n{\"name\": \"walk.duration\", \"arguments\": {\"distance_km\": 3, \"speed_kmh\": 5}}\n</tool_call>".to_owned(),
+                    "get_weather" if request.messages[0].content.as_deref().unwrap_or("").contains("Mona") => "Leonardo.".to_owned(),
+                    "get_weather" => "[get_weather(city='Paris'), get_weather(city='Rome')]".to_owned(),
+                    _ => "I don't know.".to_owned(),
+                };
+                Completion {
+                    token_ids: Vec::new(),
+                    logprobs: Vec::new(),
+                    parsed: HermesToolCallParser::default().parse(&text),
+                    text,
+                    finish_reason: FinishReason::Stop,
+                }
+            })
+            .collect())
+    }
+}
+
+#[test]
+fn runner_generates_decodes_checks_and_reports() {
+    let dataset = fixture();
+    let mut ticks = Vec::new();
+    let config = BfclRunConfig { batch_size: 3, ..BfclRunConfig::default() };
+    let run = BfclRunner::new(&dataset, BfclVersion::V4, config)
+        .with_progress(|done, total| ticks.push((done, total)))
+        .run(&mut CannedPolicy)
+        .expect("run");
+    assert_eq!(run.results.len(), 8, "multi-turn is not sent to the model");
+    assert_eq!(run.verdicts.len(), 9);
+    assert_eq!(ticks.last(), Some(&(8, 8)));
+    let valid: Vec<&str> = run.verdicts.iter().filter(|v| v.valid).map(|v| v.id.as_str()).collect();
+    assert_eq!(valid, ["simple_python_0", "parallel_0", "irrelevance_0"]);
+    let report = &run.report;
+    assert_eq!(report.unsupported, [Category::MultiTurnBase]);
+    assert!((report.end_to_end_success - 3.0 / 8.0).abs() < 1e-12);
+    let markdown = report.to_markdown();
+    assert!(markdown.contains("| multi_turn_base | 1 | not supported yet |"), "{markdown}");
+    let limited = BfclRunConfig { limit: Some(1), categories: vec![Category::SimplePython], ..BfclRunConfig::default() };
+    let run = BfclRunner::new(&dataset, BfclVersion::V4, limited).run(&mut CannedPolicy).expect("run");
+    assert_eq!(run.verdicts.len(), 1);
+}
+
+fn verdicts(category: Category, correct: usize, total: usize) -> Vec<Verdict> {
+    (0..total)
+        .map(|i| Verdict {
+            id: format!("{category}_{i}"),
+            category,
+            valid: i < correct,
+            error_type: None,
+            error: None,
+            well_formed: true,
+            argument_score: category.has_answers().then_some(1.0),
+            supported: true,
+        })
+        .collect()
+}
+
+#[test]
+fn aggregates_follow_bfcl_formulas() {
+    let mut all = Vec::new();
+    all.extend(verdicts(Category::SimplePython, 3, 4)); // 0.75
+    all.extend(verdicts(Category::SimpleJava, 1, 2)); // 0.5; javascript missing → 0
+    all.extend(verdicts(Category::Multiple, 1, 1));
+    all.extend(verdicts(Category::LiveSimple, 1, 2));
+    all.extend(verdicts(Category::LiveMultiple, 8, 8));
+    all.extend(verdicts(Category::Irrelevance, 1, 2));
+    all.extend(verdicts(Category::LiveIrrelevance, 1, 1));
+    let v4 = BfclReport::from_verdicts(&all, BfclVersion::V4);
+    let simple_ast = (0.75 + 0.5 + 0.0) / 3.0;
+    assert!((v4.non_live_overall - (simple_ast + 1.0) / 4.0).abs() < 1e-12);
+    assert!((v4.live_overall - 9.0 / 10.0).abs() < 1e-12);
+    assert!((v4.irrelevance_total - 0.75).abs() < 1e-12);
+    let overall = 0.1 * v4.non_live_overall + 0.1 * v4.live_overall + 0.1 * 0.75;
+    assert!((v4.overall - overall).abs() < 1e-12);
+    let v3 = BfclReport::from_verdicts(&all, BfclVersion::V3);
+    assert!((v3.non_live_overall - (simple_ast + 1.0 + 0.5) / 5.0).abs() < 1e-12);
+    assert!((v3.live_overall - 10.0 / 11.0).abs() < 1e-12);
+    assert!((v3.overall - (v3.live_overall + v3.non_live_overall) / 3.0).abs() < 1e-12);
+}
