@@ -171,3 +171,51 @@ fn bad_model_dir_fails_with_the_file_named() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/model"));
 }
+
+#[test]
+fn eval_bfcl_scores_a_result_file() {
+    let data =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("agent-rl-eval/tests/fixtures/bfcl/data");
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results.jsonl");
+    let lines = [
+        r#"{"id": "simple_python_0", "result": [{"walk_duration": {"distance_km": 3, "speed_kmh": 5}}]}"#,
+        r#"{"id": "simple_python_1", "result": "[book_table(restaurant='Chez Anna', date='April 1, 2024')]"}"#,
+        r#"{"id": "parallel_0", "result": "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"}"#,
+        r#"{"id": "irrelevance_0", "result": "It was Leonardo da Vinci."}"#,
+    ];
+    std::fs::write(&results, lines.join("\n") + "\n").unwrap();
+    let verdicts = dir.path().join("verdicts.jsonl");
+    let report = dir.path().join("report.json");
+    let table = run(&[
+        "eval",
+        "bfcl",
+        "--data",
+        data.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+        "--underscore-to-dot",
+        "--verdicts",
+        verdicts.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert!(table.contains("| simple_python | 2 | 50.00 |"), "{table}");
+    let verdicts: Vec<Value> = std::fs::read_to_string(&verdicts)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        Value::Array(verdicts),
+        serde_json::json!([
+            {"id": "simple_python_0", "valid": true, "error_type": null},
+            {"id": "simple_python_1", "valid": false, "error_type": "simple_function_checker:missing_required"},
+            {"id": "parallel_0", "valid": true, "error_type": null},
+            {"id": "irrelevance_0", "valid": true, "error_type": null},
+        ])
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(report["version"], "v4");
+    assert!((report["end_to_end_success"].as_f64().unwrap() - 0.75).abs() < 1e-12);
+}

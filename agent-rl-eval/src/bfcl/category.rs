@@ -122,7 +122,11 @@ impl Category {
     pub fn from_id(id: &str) -> Option<Category> {
         let (prefix, suffix) = id.rsplit_once('_')?;
         let numeric = !suffix.is_empty() && suffix.chars().all(|c| c.is_ascii_digit() || c == '-');
-        if numeric { Category::from_name(prefix) } else { None }
+        if numeric {
+            Category::from_name(prefix)
+        } else {
+            None
+        }
     }
 
     /// The language whose type rules apply.

@@ -50,10 +50,16 @@ pub fn check_entry(
         )),
         Scoring::Simple | Scoring::Multiple | Scoring::Parallel => {
             let decoded = decoded.as_ref().map_err(|reason| {
-                Failure::new("ast_decoder:decoder_failed", format!("failed to decode: {reason}"))
+                Failure::new(
+                    "ast_decoder:decoder_failed",
+                    format!("failed to decode: {reason}"),
+                )
             })?;
             let calls = as_calls(decoded).ok_or_else(|| {
-                Failure::new("ast_decoder:decoder_wrong_output_format", "not a list of calls")
+                Failure::new(
+                    "ast_decoder:decoder_wrong_output_format",
+                    "not a list of calls",
+                )
             })?;
             check_calls(entry, &calls, options)
         }
@@ -72,7 +78,10 @@ pub fn check_calls(
     let language = entry.category.language();
     let ground_truth = &entry.ground_truth;
     let wrong_count = |prefix: &str| {
-        Failure::new(&format!("{prefix}:wrong_count"), "wrong number of functions")
+        Failure::new(
+            &format!("{prefix}:wrong_count"),
+            "wrong number of functions",
+        )
     };
     match entry.category.scoring() {
         Scoring::Parallel => {
@@ -105,30 +114,51 @@ pub fn check_calls(
             let (Some(expected), Some(&call)) = (ground_truth.first(), calls.first()) else {
                 return Ok(());
             };
-            check_call(find_doc(&entry.functions, expected), call, expected, language, options)
+            check_call(
+                find_doc(&entry.functions, expected),
+                call,
+                expected,
+                language,
+                options,
+            )
         }
         _ => {
             if calls.len() != 1 {
                 return Err(wrong_count("simple_function_checker"));
             }
             let expected = ground_truth.first().unwrap_or(&Value::Null);
-            check_call(entry.functions.first(), calls[0], expected, language, options)
+            check_call(
+                entry.functions.first(),
+                calls[0],
+                expected,
+                language,
+                options,
+            )
         }
     }
 }
 
 fn expected_name(expected: &Value) -> Option<&str> {
-    expected.as_object().and_then(|map| map.keys().next()).map(String::as_str)
+    expected
+        .as_object()
+        .and_then(|map| map.keys().next())
+        .map(String::as_str)
 }
 
 fn find_doc<'a>(functions: &'a [Value], expected: &Value) -> Option<&'a Value> {
     let name = expected_name(expected)?;
-    functions.iter().find(|doc| doc.get("name").and_then(Value::as_str) == Some(name))
+    functions
+        .iter()
+        .find(|doc| doc.get("name").and_then(Value::as_str) == Some(name))
 }
 
 /// The function name the model must produce for a doc name.
 pub fn model_function_name(doc_name: &str, options: CheckOptions) -> String {
-    if options.underscore_to_dot { doc_name.replace('.', "_") } else { doc_name.to_owned() }
+    if options.underscore_to_dot {
+        doc_name.replace('.', "_")
+    } else {
+        doc_name.to_owned()
+    }
 }
 
 fn python_type(name: &str) -> Option<PyType> {
@@ -156,14 +186,29 @@ pub fn check_call(
     options: CheckOptions,
 ) -> Result<(), Failure> {
     let doc = doc.ok_or_else(|| {
-        Failure::new("simple_function_checker:wrong_func_name", "expected function has no doc")
+        Failure::new(
+            "simple_function_checker:wrong_func_name",
+            "expected function has no doc",
+        )
     })?;
     let empty = Map::new();
-    let expected_params = expected.as_object().and_then(|m| m.values().next()).and_then(Value::as_object).unwrap_or(&empty);
+    let expected_params = expected
+        .as_object()
+        .and_then(|m| m.values().next())
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
     let parameters = doc.get("parameters");
-    let properties = parameters.and_then(|p| p.get("properties")).and_then(Value::as_object).unwrap_or(&empty);
-    let required = parameters.and_then(|p| p.get("required")).and_then(Value::as_array);
-    let doc_name = model_function_name(doc.get("name").and_then(Value::as_str).unwrap_or(""), options);
+    let properties = parameters
+        .and_then(|p| p.get("properties"))
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let required = parameters
+        .and_then(|p| p.get("required"))
+        .and_then(Value::as_array);
+    let doc_name = model_function_name(
+        doc.get("name").and_then(Value::as_str).unwrap_or(""),
+        options,
+    );
     if name != doc_name {
         return Err(Failure::new(
             "simple_function_checker:wrong_func_name",
@@ -179,7 +224,8 @@ pub fn check_call(
         }
     }
     for (param, value) in arguments {
-        let (Some(schema), Some(acceptable)) = (properties.get(param), expected_params.get(param)) else {
+        let (Some(schema), Some(acceptable)) = (properties.get(param), expected_params.get(param))
+        else {
             return Err(Failure::new(
                 "simple_function_checker:unexpected_param",
                 format!("unexpected parameter {param:?}"),
@@ -192,7 +238,9 @@ pub fn check_call(
         check_param(param, value, schema, acceptable, language)?;
     }
     for (param, acceptable) in expected_params {
-        let optional = acceptable.as_array().is_some_and(|items| items.iter().any(is_omission_marker));
+        let optional = acceptable
+            .as_array()
+            .is_some_and(|items| items.iter().any(is_omission_marker));
         if !arguments.contains_key(param) && !optional {
             return Err(Failure::new(
                 "simple_function_checker:missing_optional",
@@ -212,31 +260,66 @@ fn check_param(
     language: Language,
 ) -> Result<(), Failure> {
     let declared = schema.get("type").and_then(Value::as_str).unwrap_or("");
-    let item_type = schema.get("items").and_then(|items| items.get("type")).and_then(Value::as_str);
-    let unsupported = || Failure::new("type_error:unsupported", format!("unsupported type {declared:?} of {param:?}"));
+    let item_type = schema
+        .get("items")
+        .and_then(|items| items.get("type"))
+        .and_then(Value::as_str);
+    let unsupported = || {
+        Failure::new(
+            "type_error:unsupported",
+            format!("unsupported type {declared:?} of {param:?}"),
+        )
+    };
     let (value, expected, nested) = match language {
         Language::Python => {
             let expected = python_type(declared).ok_or_else(unsupported)?;
-            let nested = if matches!(declared, "array" | "tuple") { item_type.and_then(python_type) } else { None };
+            let nested = if matches!(declared, "array" | "tuple") {
+                item_type.and_then(python_type)
+            } else {
+                None
+            };
             let value = match value {
-                Value::Number(n) if declared == "float" && !n.is_f64() => {
-                    n.as_f64().and_then(serde_json::Number::from_f64).map_or(value.clone(), Value::Number)
-                }
+                Value::Number(n) if declared == "float" && !n.is_f64() => n
+                    .as_f64()
+                    .and_then(serde_json::Number::from_f64)
+                    .map_or(value.clone(), Value::Number),
                 _ => value.clone(),
             };
             (value, expected, nested)
         }
         Language::Java | Language::JavaScript => {
             let java = language == Language::Java;
-            let expected = if java { java_expected_type(declared) } else { js_expected_type(declared) }.ok_or_else(unsupported)?;
+            let expected = if java {
+                java_expected_type(declared)
+            } else {
+                js_expected_type(declared)
+            }
+            .ok_or_else(unsupported)?;
             let Value::String(text) = value else {
-                let error_type = if java { "type_error:java" } else { "type_error:js" };
-                return Err(Failure::new(error_type, format!("parameter {param:?} is not a string: {value}")));
+                let error_type = if java {
+                    "type_error:java"
+                } else {
+                    "type_error:js"
+                };
+                return Err(Failure::new(
+                    error_type,
+                    format!("parameter {param:?} is not a string: {value}"),
+                ));
             };
             let is_collection = matches!(declared, "Array" | "ArrayList" | "array");
             let nested_name = if is_collection { item_type } else { None };
-            let nested = nested_name.and_then(|n| if java { java_expected_type(n) } else { js_expected_type(n) });
-            let value = if java { java_convert(text, declared, nested_name) } else { js_convert(text, declared, nested_name) };
+            let nested = nested_name.and_then(|n| {
+                if java {
+                    java_expected_type(n)
+                } else {
+                    js_expected_type(n)
+                }
+            });
+            let value = if java {
+                java_convert(text, declared, nested_name)
+            } else {
+                js_convert(text, declared, nested_name)
+            };
             (value, expected, nested)
         }
     };
@@ -255,7 +338,10 @@ fn check_param(
     if py_contains(acceptable, &value) {
         Ok(())
     } else {
-        Err(Failure::new("value_error:others", format!("invalid value for parameter {param:?}: {value}")))
+        Err(Failure::new(
+            "value_error:others",
+            format!("invalid value for parameter {param:?}: {value}"),
+        ))
     }
 }
 

@@ -20,7 +20,8 @@ static JAVA_DOUBLE: LazyLock<Regex> = LazyLock::new(|| regex(r"^-?\d+(\.\d+)?([e
 static JAVA_LONG: LazyLock<Regex> = LazyLock::new(|| regex(r"^-?\d+[lL]$"));
 static AS_LIST: LazyLock<Regex> =
     LazyLock::new(|| regex(r"new\s+ArrayList<\w*>\(Arrays\.asList\((.+?)\)\)"));
-static ADD_LIST: LazyLock<Regex> = LazyLock::new(|| regex(r"(?s)new\s+ArrayList<\w*>\(\)\s*\{\{\s*(.+?)\s*\}\}"));
+static ADD_LIST: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"(?s)new\s+ArrayList<\w*>\(\)\s*\{\{\s*(.+?)\s*\}\}"));
 static ADD_CALL: LazyLock<Regex> = LazyLock::new(|| regex(r"add\((.+?)\)"));
 static EMPTY_LIST: LazyLock<Regex> = LazyLock::new(|| regex(r"new\s+ArrayList<\w*>\(\)"));
 static ARRAY: LazyLock<Regex> = LazyLock::new(|| regex(r"new\s+\w+\[\]\s*\{(.*?)\}"));
@@ -31,10 +32,13 @@ static EMPTY_MAP: LazyLock<Regex> = LazyLock::new(|| regex(r"new\s+HashMap<.*?>\
 static JS_FLOAT: LazyLock<Regex> = LazyLock::new(|| regex(r"^-?\d+(\.\d+)?$"));
 static JS_BIGINT: LazyLock<Regex> = LazyLock::new(|| regex(r"^-?\d+n$"));
 static JS_ARRAY_2D: LazyLock<Regex> = LazyLock::new(|| {
-    regex(r"^(?:\[\s*\[.*?\]\s*(,\s*\[.*?\]\s*)*\]|\bnew\s+Array\(\s*\[.*?\]\s*(,\s*\[.*?\]\s*)*\))")
+    regex(
+        r"^(?:\[\s*\[.*?\]\s*(,\s*\[.*?\]\s*)*\]|\bnew\s+Array\(\s*\[.*?\]\s*(,\s*\[.*?\]\s*)*\))",
+    )
 });
 static JS_INNER: LazyLock<Regex> = LazyLock::new(|| regex(r"\[(.*?)\]"));
-static JS_ARRAY: LazyLock<Regex> = LazyLock::new(|| regex(r"^(?:\[(.*?)\]|\bnew\s+Array\((.*?)\))"));
+static JS_ARRAY: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^(?:\[(.*?)\]|\bnew\s+Array\((.*?)\))"));
 static JS_DICT: LazyLock<Regex> = LazyLock::new(|| regex(r"^\{(.*?)\}"));
 
 /// The Python type a Java type converts to; `None` for types the official checker rejects.
@@ -64,7 +68,9 @@ pub fn js_expected_type(js_type: &str) -> Option<PyType> {
 }
 
 fn parse_int(text: &str) -> Value {
-    text.parse::<i64>().map(Value::from).unwrap_or_else(|_| parse_float(text))
+    text.parse::<i64>()
+        .map(Value::from)
+        .unwrap_or_else(|_| parse_float(text))
 }
 
 fn parse_float(text: &str) -> Value {
@@ -125,16 +131,28 @@ fn java_item(item: &str, nested: Option<&str>) -> Value {
 
 fn strip_ends(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
-    if chars.len() < 2 { String::new() } else { chars[1..chars.len() - 1].iter().collect() }
+    if chars.len() < 2 {
+        String::new()
+    } else {
+        chars[1..chars.len() - 1].iter().collect()
+    }
 }
 
 fn java_arraylist(text: &str, nested: Option<&str>) -> Value {
     if let Some(captures) = AS_LIST.captures(text) {
-        return Value::Array(captures[1].split(',').map(|item| java_item(item.trim(), nested)).collect());
+        return Value::Array(
+            captures[1]
+                .split(',')
+                .map(|item| java_item(item.trim(), nested))
+                .collect(),
+        );
     }
     if let Some(captures) = ADD_LIST.captures(text) {
         return Value::Array(
-            ADD_CALL.captures_iter(&captures[1]).map(|add| java_item(add[1].trim(), nested)).collect(),
+            ADD_CALL
+                .captures_iter(&captures[1])
+                .map(|add| java_item(add[1].trim(), nested))
+                .collect(),
         );
     }
     if EMPTY_LIST.is_match(text) {
@@ -180,7 +198,11 @@ pub fn js_convert(text: &str, js_type: &str, nested: Option<&str>) -> Value {
             let quoted = text.len() >= 2
                 && ((text.starts_with('"') && text.ends_with('"'))
                     || (text.starts_with('\'') && text.ends_with('\'')));
-            if quoted { Value::String(strip_ends(text)) } else { unchanged() }
+            if quoted {
+                Value::String(strip_ends(text))
+            } else {
+                unchanged()
+            }
         }
         "integer" if INT.is_match(text) => parse_int(text),
         "float" if JS_FLOAT.is_match(text) => parse_float(text),
@@ -207,9 +229,19 @@ fn js_array(code: &str, nested: Option<&str>) -> Value {
             .collect();
         return Value::Array(inner);
     }
-    let Some(captures) = JS_ARRAY.captures(code) else { return Value::String(code.to_owned()) };
-    let body = captures.get(1).or_else(|| captures.get(2)).map_or("", |m| m.as_str()).trim();
-    let items: Vec<&str> = if body.is_empty() { Vec::new() } else { body.split(',').collect() };
+    let Some(captures) = JS_ARRAY.captures(code) else {
+        return Value::String(code.to_owned());
+    };
+    let body = captures
+        .get(1)
+        .or_else(|| captures.get(2))
+        .map_or("", |m| m.as_str())
+        .trim();
+    let items: Vec<&str> = if body.is_empty() {
+        Vec::new()
+    } else {
+        body.split(',').collect()
+    };
     Value::Array(
         items
             .into_iter()
@@ -225,10 +257,15 @@ fn js_dict(code: &str) -> Value {
     if code == "{}" {
         return Value::Object(Map::new());
     }
-    let Some(captures) = JS_DICT.captures(code) else { return Value::String(code.to_owned()) };
+    let Some(captures) = JS_DICT.captures(code) else {
+        return Value::String(code.to_owned());
+    };
     let mut map = Map::new();
     for (key, value) in js_pairs(&captures[1]) {
-        let key = key.trim().trim_matches(|c| c == '\'' || c == '"').to_owned();
+        let key = key
+            .trim()
+            .trim_matches(|c| c == '\'' || c == '"')
+            .to_owned();
         let value = value.trim();
         let parsed = if value.starts_with('[') && value.ends_with(']') {
             js_array(value, None)

@@ -106,7 +106,9 @@ impl BfclDataset {
             if !path.is_file() {
                 continue;
             }
-            let answer_path = folder.join("possible_answer").join(version.file_name(category));
+            let answer_path = folder
+                .join("possible_answer")
+                .join(version.file_name(category));
             let entries = load_category(category, &path, &answer_path)?;
             dataset.categories.insert(category, entries);
         }
@@ -130,7 +132,9 @@ impl BfclDataset {
 
     /// An index from id to entry.
     pub fn index(&self) -> HashMap<&str, &BfclEntry> {
-        self.entries().map(|entry| (entry.id.as_str(), entry)).collect()
+        self.entries()
+            .map(|entry| (entry.id.as_str(), entry))
+            .collect()
     }
 }
 
@@ -165,11 +169,17 @@ fn load_category(category: Category, path: &Path, answer_path: &Path) -> Result<
     let mut entries = Vec::with_capacity(questions.len());
     for (line, record) in questions {
         let ground_truth = if category.has_answers() {
-            answers.remove(&record.id).ok_or_else(|| EvalError::Record {
-                path: path.to_path_buf(),
-                line,
-                reason: format!("no possible answer with id {:?} in {}", record.id, answer_path.display()),
-            })?
+            answers
+                .remove(&record.id)
+                .ok_or_else(|| EvalError::Record {
+                    path: path.to_path_buf(),
+                    line,
+                    reason: format!(
+                        "no possible answer with id {:?} in {}",
+                        record.id,
+                        answer_path.display()
+                    ),
+                })?
         } else {
             Vec::new()
         };

@@ -39,7 +39,9 @@ pub fn tool_calls_to_value(calls: &[ToolCall]) -> Value {
             .iter()
             .map(|call| {
                 let arguments = match &call.arguments {
-                    Value::String(text) => serde_json::from_str(text).unwrap_or(call.arguments.clone()),
+                    Value::String(text) => {
+                        serde_json::from_str(text).unwrap_or(call.arguments.clone())
+                    }
                     other => other.clone(),
                 };
                 let mut map = Map::new();
@@ -56,13 +58,17 @@ pub type DecodedCall<'a> = (&'a str, &'a Map<String, Value>);
 /// BFCL's format check: a list of one-key objects whose value is an object. Returns the calls, or
 /// `None` when the shape is wrong (`ast_decoder:decoder_wrong_output_format`).
 pub fn as_calls(decoded: &Value) -> Option<Vec<DecodedCall<'_>>> {
-    let Value::Array(items) = decoded else { return None };
+    let Value::Array(items) = decoded else {
+        return None;
+    };
     items
         .iter()
         .map(|item| match item {
             Value::Object(map) if map.len() == 1 => {
                 let (name, arguments) = map.iter().next()?;
-                arguments.as_object().map(|arguments| (name.as_str(), arguments))
+                arguments
+                    .as_object()
+                    .map(|arguments| (name.as_str(), arguments))
             }
             _ => None,
         })
@@ -76,7 +82,8 @@ pub fn is_empty_output(decoded: &Value) -> bool {
     }
     match decoded {
         Value::Array(items) => {
-            items.is_empty() || (items.len() == 1 && items[0].as_object().is_some_and(Map::is_empty))
+            items.is_empty()
+                || (items.len() == 1 && items[0].as_object().is_some_and(Map::is_empty))
         }
         _ => true,
     }
@@ -88,14 +95,20 @@ fn decode_source_call(text: &str) -> Result<Value, String> {
     let wrapped = bracketed(text);
     let inner: String = {
         let chars: Vec<char> = wrapped.chars().collect();
-        chars[1..chars.len().saturating_sub(1).max(1)].iter().collect()
+        chars[1..chars.len().saturating_sub(1).max(1)]
+            .iter()
+            .collect()
     };
     let open = inner.find('(').ok_or("no call found")?;
     let name = inner[..open].trim();
     let valid_name = !name.is_empty()
         && name.split('.').all(|part| {
-            part.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
-                && part.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+            part.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+                && part
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
         });
     if !valid_name {
         return Err(format!("invalid function name {name:?}"));
@@ -121,7 +134,13 @@ fn decode_source_call(text: &str) -> Result<Value, String> {
             (value.len() >= 2 && value.starts_with(*quote) && value.ends_with(*quote))
                 .then(|| value[1..value.len() - 1].to_owned())
         });
-        if arguments.insert(key.clone(), Value::String(unquoted.unwrap_or_else(|| value.to_owned()))).is_some() {
+        if arguments
+            .insert(
+                key.clone(),
+                Value::String(unquoted.unwrap_or_else(|| value.to_owned())),
+            )
+            .is_some()
+        {
             return Err(format!("argument {key} repeated"));
         }
     }

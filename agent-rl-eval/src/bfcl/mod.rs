@@ -26,7 +26,9 @@ mod score;
 mod value;
 
 pub use category::{Category, Language, Scoring};
-pub use checker::{CheckOptions, check_call, check_calls, check_entry, is_supported, model_function_name};
+pub use checker::{
+    CheckOptions, check_call, check_calls, check_entry, is_supported, model_function_name,
+};
 pub use convert::{java_convert, js_convert};
 pub use data::{BfclDataset, BfclEntry, BfclMessage, BfclVersion};
 pub use decode::{DecodedCall, as_calls, decode_text, is_empty_output, tool_calls_to_value};
@@ -35,5 +37,7 @@ pub use pyparse::{PyExpr, parse_expression};
 pub use report::{BfclReport, CategoryReport};
 pub use resolve::decode_python_calls;
 pub use runner::{BfclRun, BfclRunConfig, BfclRunner, chat_request, decode_completion};
-pub use score::{ResultLine, Verdict, read_results, score_decoded, score_output, score_results_file};
+pub use score::{
+    ResultLine, Verdict, read_results, score_decoded, score_output, score_results_file,
+};
 pub use value::{PyType, py_eq, standardize};

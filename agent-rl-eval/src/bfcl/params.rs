@@ -3,7 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::value::{PyType, is_omission_marker, py_contains, py_eq, standardize, standardize_value};
+use super::value::{
+    PyType, is_omission_marker, py_contains, py_eq, standardize, standardize_value,
+};
 
 /// Why an entry failed: the official error-type string and a human-readable message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,18 +58,23 @@ pub fn check_type(
     expected: PyType,
     nested: Option<PyType>,
 ) -> Result<bool, Failure> {
-    let answer_type = acceptable.iter().find(|a| !is_omission_marker(a)).map(PyType::of);
+    let answer_type = acceptable
+        .iter()
+        .find(|a| !is_omission_marker(a))
+        .map(PyType::of);
     let is_variable = answer_type.is_some_and(|answer| answer != expected);
     let actual = PyType::of(value);
     let mut nested_failed = false;
     if actual == expected {
-        let Some(nested) = nested else { return Ok(is_variable) };
+        let Some(nested) = nested else {
+            return Ok(is_variable);
+        };
         let items = value.as_array().map_or(&[][..], Vec::as_slice);
         for candidate in acceptable {
             let passes = match candidate {
-                Value::Array(candidate) => {
-                    items.iter().all(|item| check_type(param, item, candidate, nested, None).is_ok())
-                }
+                Value::Array(candidate) => items
+                    .iter()
+                    .all(|item| check_type(param, item, candidate, nested, None).is_ok()),
                 _ => true,
             };
             if passes {
@@ -122,14 +129,20 @@ pub fn check_string(param: &str, value: &str, acceptable: &[Value]) -> Result<()
 pub fn check_list(param: &str, value: &[Value], acceptable: &[Value]) -> Result<(), Failure> {
     let model = Value::Array(value.iter().map(standardize_value).collect());
     let found = acceptable.iter().filter_map(as_sequence).any(|candidate| {
-        py_eq(&model, &Value::Array(candidate.iter().map(standardize_value).collect()))
+        py_eq(
+            &model,
+            &Value::Array(candidate.iter().map(standardize_value).collect()),
+        )
     });
     if found {
         Ok(())
     } else {
         Err(Failure::new(
             "value_error:list/tuple",
-            format!("invalid value for parameter {param:?}: {}", Value::Array(value.to_vec())),
+            format!(
+                "invalid value for parameter {param:?}: {}",
+                Value::Array(value.to_vec())
+            ),
         ))
     }
 }
@@ -143,17 +156,26 @@ pub fn check_dict(model: &Map<String, Value>, acceptable: &[Value]) -> Result<()
     let mut failure = Failure::new("dict_checker:unclear", "no acceptable dict");
     for candidate in acceptable.iter().filter(|c| !is_omission_marker(c)) {
         failure = Failure::new("dict_checker:unclear", "acceptable value is not a dict");
-        let Some(candidate) = candidate.as_object() else { continue };
+        let Some(candidate) = candidate.as_object() else {
+            continue;
+        };
         let mut ok = true;
         for (key, value) in model {
             let Some(allowed) = candidate.get(key) else {
-                failure = Failure::new("value_error:dict_key", format!("unexpected dict key {key:?}"));
+                failure = Failure::new(
+                    "value_error:dict_key",
+                    format!("unexpected dict key {key:?}"),
+                );
                 ok = false;
                 break;
             };
             let allowed: Vec<Value> = match allowed {
                 Value::Array(items) => items.iter().map(standardize_value).collect(),
-                other => as_sequence(other).unwrap_or_default().iter().map(standardize_value).collect(),
+                other => as_sequence(other)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(standardize_value)
+                    .collect(),
             };
             if !py_contains(&allowed, &standardize_value(value)) {
                 failure = Failure::new(
@@ -194,15 +216,24 @@ pub fn check_list_of_dicts(model: &[Value], acceptable: &[Value]) -> Result<(), 
             _ => continue,
         };
         if model.len() != length {
-            failure = Failure::new("value_error:list_dict_count", "wrong number of dicts in the list");
+            failure = Failure::new(
+                "value_error:list_dict_count",
+                "wrong number of dicts in the list",
+            );
             continue;
         }
         let mut ok = true;
         for (index, item) in model.iter().enumerate() {
-            let expected = candidate.as_array().and_then(|items| items.get(index)).cloned();
+            let expected = candidate
+                .as_array()
+                .and_then(|items| items.get(index))
+                .cloned();
             let result = match (item.as_object(), expected) {
                 (Some(item), Some(expected)) => check_dict(item, &[expected]),
-                _ => Err(Failure::new("value_error:dict_value", "list element is not a dict")),
+                _ => Err(Failure::new(
+                    "value_error:dict_value",
+                    "list element is not a dict",
+                )),
             };
             if let Err(error) = result {
                 failure = error;

@@ -57,7 +57,10 @@ pub enum PyExpr {
 /// # Errors
 /// A message saying where the syntax is wrong.
 pub fn parse_expression(text: &str) -> Result<PyExpr, String> {
-    let mut parser = Parser { chars: text.chars().collect(), pos: 0 };
+    let mut parser = Parser {
+        chars: text.chars().collect(),
+        pos: 0,
+    };
     let expr = parser.expression()?;
     parser.skip_ws();
     if parser.pos != parser.chars.len() {
@@ -85,7 +88,10 @@ impl Parser {
     }
 
     fn starts_with(&self, token: &str) -> bool {
-        token.chars().enumerate().all(|(i, c)| self.chars.get(self.pos + i) == Some(&c))
+        token
+            .chars()
+            .enumerate()
+            .all(|(i, c)| self.chars.get(self.pos + i) == Some(&c))
     }
 
     fn eat(&mut self, token: &str) -> bool {
@@ -112,7 +118,11 @@ impl Parser {
 
     fn binary(&mut self, level: usize) -> Result<PyExpr, String> {
         let operand = |parser: &mut Self| {
-            if level + 1 < BINARY_LEVELS.len() { parser.binary(level + 1) } else { parser.unary() }
+            if level + 1 < BINARY_LEVELS.len() {
+                parser.binary(level + 1)
+            } else {
+                parser.unary()
+            }
         };
         let mut left = operand(self)?;
         loop {
@@ -144,7 +154,11 @@ impl Parser {
         let base = self.postfix()?;
         if self.eat("**") {
             let exponent = self.unary()?;
-            return Ok(PyExpr::Binary("**".into(), Box::new(base), Box::new(exponent)));
+            return Ok(PyExpr::Binary(
+                "**".into(),
+                Box::new(base),
+                Box::new(exponent),
+            ));
         }
         Ok(base)
     }
@@ -166,7 +180,12 @@ impl Parser {
                     self.pos += 1;
                     let (args, keywords) = self.call_arguments()?;
                     let source: String = self.chars[start..self.pos].iter().collect();
-                    expr = PyExpr::Call { func: Box::new(expr), args, keywords, source };
+                    expr = PyExpr::Call {
+                        func: Box::new(expr),
+                        args,
+                        keywords,
+                        source,
+                    };
                 }
                 Some('[') => {
                     self.pos += 1;
@@ -246,7 +265,9 @@ impl Parser {
 
     fn atom(&mut self) -> Result<PyExpr, String> {
         self.skip_ws();
-        let Some(c) = self.peek() else { return Err("unexpected end of input".into()) };
+        let Some(c) = self.peek() else {
+            return Err("unexpected end of input".into());
+        };
         if self.starts_with("...") {
             self.pos += 3;
             return Ok(PyExpr::Ellipsis);
@@ -273,7 +294,9 @@ impl Parser {
             '"' | '\'' => self.strings(),
             _ => {
                 let save = self.pos;
-                let name = self.identifier().ok_or_else(|| format!("unexpected {c:?} at offset {}", self.pos))?;
+                let name = self
+                    .identifier()
+                    .ok_or_else(|| format!("unexpected {c:?} at offset {}", self.pos))?;
                 if self.peek().is_some_and(|q| q == '"' || q == '\'')
                     && name.chars().all(|p| "rRbBuUfF".contains(p))
                     && name.len() <= 2
@@ -322,17 +345,26 @@ impl Parser {
 
     fn number(&mut self) -> Result<PyExpr, String> {
         let start = self.pos;
-        while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
             || (self.peek().is_some_and(|c| c == '+' || c == '-')
                 && self.pos > start
                 && matches!(self.chars[self.pos - 1], 'e' | 'E')
-                && !self.chars[start..self.pos].iter().any(|c| matches!(c, 'x' | 'X')))
+                && !self.chars[start..self.pos]
+                    .iter()
+                    .any(|c| matches!(c, 'x' | 'X')))
         {
             self.pos += 1;
         }
-        let text: String = self.chars[start..self.pos].iter().filter(|c| **c != '_').collect();
+        let text: String = self.chars[start..self.pos]
+            .iter()
+            .filter(|c| **c != '_')
+            .collect();
         let lower = text.to_ascii_lowercase();
-        let radix = [("0x", 16), ("0o", 8), ("0b", 2)].into_iter().find(|(p, _)| lower.starts_with(p));
+        let radix = [("0x", 16), ("0o", 8), ("0b", 2)]
+            .into_iter()
+            .find(|(p, _)| lower.starts_with(p));
         if let Some((prefix, radix)) = radix {
             return i128::from_str_radix(&lower[prefix.len()..], radix)
                 .map(PyExpr::Int)
@@ -342,9 +374,15 @@ impl Parser {
             if lower.len() > 1 && lower.starts_with('0') && lower.chars().any(|c| c != '0') {
                 return Err(format!("invalid number {text:?}"));
             }
-            return lower.parse::<i128>().map(PyExpr::Int).map_err(|_| format!("invalid number {text:?}"));
+            return lower
+                .parse::<i128>()
+                .map(PyExpr::Int)
+                .map_err(|_| format!("invalid number {text:?}"));
         }
-        lower.parse::<f64>().map(PyExpr::Float).map_err(|_| format!("invalid number {text:?}"))
+        lower
+            .parse::<f64>()
+            .map(PyExpr::Float)
+            .map_err(|_| format!("invalid number {text:?}"))
     }
 
     fn strings(&mut self) -> Result<PyExpr, String> {
@@ -373,7 +411,9 @@ impl Parser {
         self.pos += if is_triple { 3 } else { 1 };
         let mut out = String::new();
         loop {
-            let Some(c) = self.peek() else { return Err("unterminated string".into()) };
+            let Some(c) = self.peek() else {
+                return Err("unterminated string".into());
+            };
             if is_triple && self.starts_with(&triple) {
                 self.pos += 3;
                 return Ok(out);
@@ -390,7 +430,9 @@ impl Parser {
                 out.push(c);
                 continue;
             }
-            let Some(next) = self.peek() else { return Err("unterminated string".into()) };
+            let Some(next) = self.peek() else {
+                return Err("unterminated string".into());
+            };
             self.pos += 1;
             if raw {
                 out.push('\\');
@@ -407,7 +449,8 @@ impl Parser {
                 'u' | 'x' => {
                     let width = if next == 'u' { 4 } else { 2 };
                     let hex: String = self.chars.iter().skip(self.pos).take(width).collect();
-                    let code = u32::from_str_radix(&hex, 16).map_err(|_| "bad escape".to_owned())?;
+                    let code =
+                        u32::from_str_radix(&hex, 16).map_err(|_| "bad escape".to_owned())?;
                     out.push(char::from_u32(code).ok_or("bad escape")?);
                     self.pos += width;
                 }

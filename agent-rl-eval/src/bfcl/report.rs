@@ -59,11 +59,19 @@ pub struct BfclReport {
 }
 
 fn mean(values: &[f64]) -> f64 {
-    if values.is_empty() { 0.0 } else { values.iter().sum::<f64>() / values.len() as f64 }
+    if values.is_empty() {
+        0.0
+    } else {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
 }
 
 fn ratio(numerator: usize, denominator: usize) -> f64 {
-    if denominator == 0 { 0.0 } else { numerator as f64 / denominator as f64 }
+    if denominator == 0 {
+        0.0
+    } else {
+        numerator as f64 / denominator as f64
+    }
 }
 
 impl BfclReport {
@@ -71,7 +79,10 @@ impl BfclReport {
     pub fn from_verdicts(verdicts: &[Verdict], version: BfclVersion) -> Self {
         let mut by_category: BTreeMap<Category, Vec<&Verdict>> = BTreeMap::new();
         for verdict in verdicts {
-            by_category.entry(verdict.category).or_default().push(verdict);
+            by_category
+                .entry(verdict.category)
+                .or_default()
+                .push(verdict);
         }
         let categories: Vec<CategoryReport> = by_category
             .iter()
@@ -95,10 +106,19 @@ impl BfclReport {
             let (correct, total) = members
                 .iter()
                 .filter_map(|&c| find(c))
-                .fold((0, 0), |(correct, total), c| (correct + c.correct, total + c.total));
+                .fold((0, 0), |(correct, total), c| {
+                    (correct + c.correct, total + c.total)
+                });
             ratio(correct, total)
         };
-        let simple_ast = mean(&[Category::SimplePython, Category::SimpleJava, Category::SimpleJavascript].map(accuracy));
+        let simple_ast = mean(
+            &[
+                Category::SimplePython,
+                Category::SimpleJava,
+                Category::SimpleJavascript,
+            ]
+            .map(accuracy),
+        );
         let mut non_live_terms = vec![
             simple_ast,
             accuracy(Category::Multiple),
@@ -117,7 +137,10 @@ impl BfclReport {
         }
         let non_live_overall = mean(&non_live_terms);
         let live_overall = weighted(&live_members);
-        let irrelevance_total = mean(&[accuracy(Category::Irrelevance), accuracy(Category::LiveIrrelevance)]);
+        let irrelevance_total = mean(&[
+            accuracy(Category::Irrelevance),
+            accuracy(Category::LiveIrrelevance),
+        ]);
         let relevance_total = accuracy(Category::LiveRelevance);
         let multi_turn_overall = mean(
             &[
@@ -140,7 +163,10 @@ impl BfclReport {
             }
             BfclVersion::V3 => mean(&[live_overall, non_live_overall, multi_turn_overall]),
         };
-        let ast: Vec<&Verdict> = verdicts.iter().filter(|v| v.argument_score.is_some() && v.supported).collect();
+        let ast: Vec<&Verdict> = verdicts
+            .iter()
+            .filter(|v| v.argument_score.is_some() && v.supported)
+            .collect();
         let supported: Vec<&Verdict> = verdicts.iter().filter(|v| v.supported).collect();
         Self {
             version,
@@ -157,8 +183,15 @@ impl BfclReport {
             multi_turn_overall,
             overall,
             format_accuracy: ratio(ast.iter().filter(|v| v.well_formed).count(), ast.len()),
-            argument_match_rate: mean(&ast.iter().filter_map(|v| v.argument_score).collect::<Vec<_>>()),
-            end_to_end_success: ratio(supported.iter().filter(|v| v.valid).count(), supported.len()),
+            argument_match_rate: mean(
+                &ast.iter()
+                    .filter_map(|v| v.argument_score)
+                    .collect::<Vec<_>>(),
+            ),
+            end_to_end_success: ratio(
+                supported.iter().filter(|v| v.valid).count(),
+                supported.len(),
+            ),
         }
     }
 
@@ -169,10 +202,21 @@ impl BfclReport {
             "| category | entries | accuracy % | format % | argument match % |\n|---|---:|---:|---:|---:|\n",
         );
         for c in &self.categories {
-            let accuracy = c.accuracy.map_or_else(|| "not supported yet".to_owned(), percent);
-            let arguments = c.argument_match_rate.map_or_else(|| "–".to_owned(), percent);
-            let format = if c.argument_match_rate.is_some() { percent(ratio(c.well_formed, c.total)) } else { "–".to_owned() };
-            out.push_str(&format!("| {} | {} | {accuracy} | {format} | {arguments} |\n", c.category, c.total));
+            let accuracy = c
+                .accuracy
+                .map_or_else(|| "not supported yet".to_owned(), percent);
+            let arguments = c
+                .argument_match_rate
+                .map_or_else(|| "–".to_owned(), percent);
+            let format = if c.argument_match_rate.is_some() {
+                percent(ratio(c.well_formed, c.total))
+            } else {
+                "–".to_owned()
+            };
+            out.push_str(&format!(
+                "| {} | {} | {accuracy} | {format} | {arguments} |\n",
+                c.category, c.total
+            ));
         }
         let rows = [
             ("non-live overall", self.non_live_overall),

@@ -120,7 +120,9 @@ fn resolve_value(expr: &PyExpr) -> Result<Value, String> {
             Value::Object(map)
         }
         PyExpr::Binary(..) => evaluate(expr)?,
-        PyExpr::Call { keywords, source, .. } => {
+        PyExpr::Call {
+            keywords, source, ..
+        } => {
             if keywords.is_empty() {
                 Value::String(source.clone())
             } else {
@@ -143,12 +145,10 @@ enum Num {
 fn evaluate(expr: &PyExpr) -> Result<Value, String> {
     match expr {
         PyExpr::Str(text) => Ok(Value::String(text.clone())),
-        PyExpr::Binary(op, left, right) if op == "+" => {
-            match (evaluate(left)?, evaluate(right)?) {
-                (Value::String(a), Value::String(b)) => Ok(Value::String(a + &b)),
-                (a, b) => arithmetic(op, number(&a)?, number(&b)?),
-            }
-        }
+        PyExpr::Binary(op, left, right) if op == "+" => match (evaluate(left)?, evaluate(right)?) {
+            (Value::String(a), Value::String(b)) => Ok(Value::String(a + &b)),
+            (a, b) => arithmetic(op, number(&a)?, number(&b)?),
+        },
         PyExpr::Binary(op, left, right) => {
             arithmetic(op, number(&evaluate(left)?)?, number(&evaluate(right)?)?)
         }

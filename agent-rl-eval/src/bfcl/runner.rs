@@ -32,7 +32,10 @@ pub struct BfclRunConfig {
 impl Default for BfclRunConfig {
     fn default() -> Self {
         Self {
-            sampling: SamplingConfig { temperature: 0.0, ..SamplingConfig::default() },
+            sampling: SamplingConfig {
+                temperature: 0.0,
+                ..SamplingConfig::default()
+            },
             limit: None,
             batch_size: 8,
             categories: Vec::new(),
@@ -64,7 +67,12 @@ pub struct BfclRunner<'a> {
 impl<'a> BfclRunner<'a> {
     /// A runner over `dataset` (whose files follow `version`'s naming) with `config`.
     pub fn new(dataset: &'a BfclDataset, version: BfclVersion, config: BfclRunConfig) -> Self {
-        Self { dataset, version, config, progress: None }
+        Self {
+            dataset,
+            version,
+            config,
+            progress: None,
+        }
     }
 
     /// Calls `hook(done, total)` after each batch (e.g. to advance a progress bar).
@@ -80,7 +88,9 @@ impl<'a> BfclRunner<'a> {
         dataset
             .categories
             .iter()
-            .filter(|(category, _)| self.config.categories.is_empty() || self.config.categories.contains(category))
+            .filter(|(category, _)| {
+                self.config.categories.is_empty() || self.config.categories.contains(category)
+            })
             .flat_map(|(_, entries)| entries.iter().take(self.config.limit.unwrap_or(usize::MAX)))
             .collect()
     }
@@ -91,33 +101,54 @@ impl<'a> BfclRunner<'a> {
     /// Generation errors of the policy.
     pub fn run(&mut self, policy: &mut dyn Policy) -> Result<BfclRun> {
         let entries = self.selected_entries();
-        let (multi_turn, single_turn): (Vec<&BfclEntry>, Vec<&BfclEntry>) =
-            entries.into_iter().partition(|entry| entry.category.scoring() == Scoring::MultiTurn);
+        let (multi_turn, single_turn): (Vec<&BfclEntry>, Vec<&BfclEntry>) = entries
+            .into_iter()
+            .partition(|entry| entry.category.scoring() == Scoring::MultiTurn);
         let total = single_turn.len();
         let mut results = Vec::with_capacity(total);
         let mut verdicts = Vec::with_capacity(total + multi_turn.len());
         for batch in single_turn.chunks(self.config.batch_size.max(1)) {
-            let requests: Vec<ChatRequest> =
-                batch.iter().map(|entry| chat_request(entry, self.config.check)).collect();
+            let requests: Vec<ChatRequest> = batch
+                .iter()
+                .map(|entry| chat_request(entry, self.config.check))
+                .collect();
             let completions = policy.generate(&requests, &self.config.sampling)?;
             for (entry, completion) in batch.iter().zip(&completions) {
-                verdicts.push(score_decoded(entry, decode_completion(entry, completion), self.config.check));
-                results.push(ResultLine { id: entry.id.clone(), result: Value::String(completion.text.clone()) });
+                verdicts.push(score_decoded(
+                    entry,
+                    decode_completion(entry, completion),
+                    self.config.check,
+                ));
+                results.push(ResultLine {
+                    id: entry.id.clone(),
+                    result: Value::String(completion.text.clone()),
+                });
             }
             if let Some(hook) = self.progress.as_mut() {
                 hook(verdicts.len(), total);
             }
         }
         for entry in multi_turn {
-            verdicts.push(score_decoded(entry, Err("multi-turn is not supported".into()), self.config.check));
+            verdicts.push(score_decoded(
+                entry,
+                Err("multi-turn is not supported".into()),
+                self.config.check,
+            ));
         }
         let report = BfclReport::from_verdicts(&verdicts, self.version);
-        Ok(BfclRun { results, verdicts, report })
+        Ok(BfclRun {
+            results,
+            verdicts,
+            report,
+        })
     }
 }
 
 /// Decodes a completion: its tool calls when it made any, else its text in the prompting format.
-pub fn decode_completion(entry: &BfclEntry, completion: &Completion) -> std::result::Result<Value, String> {
+pub fn decode_completion(
+    entry: &BfclEntry,
+    completion: &Completion,
+) -> std::result::Result<Value, String> {
     let parsed = &completion.parsed;
     if let Some(malformed) = parsed.malformed.first() {
         return Err(format!("malformed tool call: {malformed:?}"));
@@ -144,7 +175,11 @@ pub fn chat_request(entry: &BfclEntry, options: CheckOptions) -> ChatRequest {
         })
         .collect();
     let language = entry.category.language();
-    let tools = entry.functions.iter().map(|doc| tool_spec(doc, language, options)).collect();
+    let tools = entry
+        .functions
+        .iter()
+        .map(|doc| tool_spec(doc, language, options))
+        .collect();
     ChatRequest { messages, tools }
 }
 
@@ -157,20 +192,40 @@ fn language_hint(language: Language) -> &'static str {
 }
 
 fn tool_spec(doc: &Value, language: Language, options: CheckOptions) -> ToolSpec {
-    let name = model_function_name(doc.get("name").and_then(Value::as_str).unwrap_or(""), options);
+    let name = model_function_name(
+        doc.get("name").and_then(Value::as_str).unwrap_or(""),
+        options,
+    );
     let description = format!(
         "{}{}",
         doc.get("description").and_then(Value::as_str).unwrap_or(""),
         language_hint(language)
     );
-    let mut parameters = doc.get("parameters").cloned().unwrap_or_else(|| json!({"type": "dict", "properties": {}}));
+    let mut parameters = doc
+        .get("parameters")
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "dict", "properties": {}}));
     if language != Language::Python
-        && let Some(properties) = parameters.get_mut("properties").and_then(Value::as_object_mut)
+        && let Some(properties) = parameters
+            .get_mut("properties")
+            .and_then(Value::as_object_mut)
     {
-        let language_name = if language == Language::Java { "Java" } else { "JavaScript" };
+        let language_name = if language == Language::Java {
+            "Java"
+        } else {
+            "JavaScript"
+        };
         for schema in properties.values_mut() {
-            let declared = schema.get("type").and_then(Value::as_str).unwrap_or("any").to_owned();
-            let description = schema.get("description").and_then(Value::as_str).unwrap_or("").to_owned();
+            let declared = schema
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("any")
+                .to_owned();
+            let description = schema
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
             let mut replaced = Map::new();
             replaced.insert("type".into(), json!("string"));
             replaced.insert(
@@ -194,7 +249,8 @@ fn to_json_schema(schema: &Value) -> Value {
                             "dict" | "object" | "HashMap" | "Hashtable" => "object",
                             "float" | "double" | "number" => "number",
                             "integer" | "long" | "short" | "byte" | "Bigint" => "integer",
-                            "tuple" | "array" | "list" | "ArrayList" | "Array" | "Queue" | "Stack" => "array",
+                            "tuple" | "array" | "list" | "ArrayList" | "Array" | "Queue"
+                            | "Stack" => "array",
                             "boolean" | "bool" | "Boolean" => "boolean",
                             _ => "string",
                         }),

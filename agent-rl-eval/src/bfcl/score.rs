@@ -88,7 +88,11 @@ pub fn score_decoded(
 
 /// Partial-credit argument match of the decoded calls against the ground truth, with the rewards
 /// engine (Java/JavaScript source text converted with the declared types first).
-fn argument_score(entry: &BfclEntry, calls: &[(&str, &Map<String, Value>)], options: CheckOptions) -> f64 {
+fn argument_score(
+    entry: &BfclEntry,
+    calls: &[(&str, &Map<String, Value>)],
+    options: CheckOptions,
+) -> f64 {
     let language = entry.category.language();
     let expected: Vec<ExpectedCall> = entry
         .ground_truth
@@ -109,7 +113,12 @@ fn argument_score(entry: &BfclEntry, calls: &[(&str, &Map<String, Value>)], opti
             ToolCall::new(*name, Value::Object(arguments))
         })
         .collect();
-    match_calls(&actual, &expected, &MatchOptions::bfcl().with_partial_credit(true)).score()
+    match_calls(
+        &actual,
+        &expected,
+        &MatchOptions::bfcl().with_partial_credit(true),
+    )
+    .score()
 }
 
 fn convert_arguments(
@@ -119,15 +128,24 @@ fn convert_arguments(
     options: CheckOptions,
 ) -> Map<String, Value> {
     let doc = entry.functions.iter().find(|doc| {
-        doc.get("name").and_then(Value::as_str).map(|n| model_function_name(n, options)).as_deref()
+        doc.get("name")
+            .and_then(Value::as_str)
+            .map(|n| model_function_name(n, options))
+            .as_deref()
             == Some(name)
     });
     arguments
         .iter()
         .map(|(param, value)| {
-            let schema = doc.and_then(|doc| doc.pointer(&format!("/parameters/properties/{param}")));
-            let declared = schema.and_then(|s| s.get("type")).and_then(Value::as_str).unwrap_or("any");
-            let items = schema.and_then(|s| s.pointer("/items/type")).and_then(Value::as_str);
+            let schema =
+                doc.and_then(|doc| doc.pointer(&format!("/parameters/properties/{param}")));
+            let declared = schema
+                .and_then(|s| s.get("type"))
+                .and_then(Value::as_str)
+                .unwrap_or("any");
+            let items = schema
+                .and_then(|s| s.pointer("/items/type"))
+                .and_then(Value::as_str);
             let converted = match (value, entry.category.language()) {
                 (Value::String(text), Language::Java) => java_convert(text, declared, items),
                 (Value::String(text), Language::JavaScript) => js_convert(text, declared, items),
@@ -166,19 +184,28 @@ pub fn read_results(path: &Path) -> Result<Vec<(usize, ResultLine)>> {
 ///
 /// # Errors
 /// Those of [`read_results`], and a line whose id names no entry of the dataset.
-pub fn score_results_file(dataset: &BfclDataset, path: &Path, options: CheckOptions) -> Result<Vec<Verdict>> {
+pub fn score_results_file(
+    dataset: &BfclDataset,
+    path: &Path,
+    options: CheckOptions,
+) -> Result<Vec<Verdict>> {
     let index = dataset.index();
     read_results(path)?
         .into_iter()
         .map(|(line, record)| {
-            let entry = index.get(record.id.as_str()).ok_or_else(|| EvalError::Record {
-                path: path.to_path_buf(),
-                line,
-                reason: match Category::from_id(&record.id) {
-                    Some(category) => format!("no entry {:?} in the data of category {category}", record.id),
-                    None => format!("id {:?} names no BFCL category", record.id),
-                },
-            })?;
+            let entry = index
+                .get(record.id.as_str())
+                .ok_or_else(|| EvalError::Record {
+                    path: path.to_path_buf(),
+                    line,
+                    reason: match Category::from_id(&record.id) {
+                        Some(category) => format!(
+                            "no entry {:?} in the data of category {category}",
+                            record.id
+                        ),
+                        None => format!("id {:?} names no BFCL category", record.id),
+                    },
+                })?;
             Ok(score_output(entry, &record.result, options))
         })
         .collect()

@@ -73,7 +73,8 @@ pub fn py_eq(left: &Value, right: &Value) -> bool {
         }
         (Value::Object(a), Value::Object(b)) => {
             a.len() == b.len()
-                && a.iter().all(|(key, x)| b.get(key).is_some_and(|y| py_eq(x, y)))
+                && a.iter()
+                    .all(|(key, x)| b.get(key).is_some_and(|y| py_eq(x, y)))
         }
         (Value::Number(a), Value::Number(b)) => match (a.as_i64(), b.as_i64()) {
             (Some(x), Some(y)) => x == y,

@@ -28,12 +28,18 @@ fn rust_checker_agrees_with_the_official_one_on_golden_vectors() {
         let result = check_entry(entry, &decoded, options);
         let expected_valid = vector["valid"].as_bool().expect("valid");
         let expected_type = vector["error_type"].as_str();
-        let actual_type = result.as_ref().err().map(|failure| failure.error_type.as_str());
+        let actual_type = result
+            .as_ref()
+            .err()
+            .map(|failure| failure.error_type.as_str());
         total += 1;
         verdict_agree += usize::from(result.is_ok() == expected_valid);
         type_agree += usize::from(actual_type == expected_type);
         if actual_type != expected_type {
-            let key = format!("{} {:?} vs official {:?}", vector["mutation"], actual_type, expected_type);
+            let key = format!(
+                "{} {:?} vs official {:?}",
+                vector["mutation"], actual_type, expected_type
+            );
             disagreements.entry(key).or_default().push(format!(
                 "{id}: {} {:?}",
                 vector.get("text").unwrap_or(&vector["output"]),
@@ -49,7 +55,9 @@ fn rust_checker_agrees_with_the_official_one_on_golden_vectors() {
     }
     let verdict_rate = verdict_agree as f64 / total as f64;
     let type_rate = type_agree as f64 / total as f64;
-    eprintln!("golden vectors: {total}; verdict agreement {verdict_rate:.4}; error-type agreement {type_rate:.4}");
+    eprintln!(
+        "golden vectors: {total}; verdict agreement {verdict_rate:.4}; error-type agreement {type_rate:.4}"
+    );
     assert!(verdict_rate >= 0.995, "verdict agreement {verdict_rate}");
     assert!(type_rate >= 0.98, "error-type agreement {type_rate}");
 }

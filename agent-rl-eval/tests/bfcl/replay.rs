@@ -15,7 +15,9 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use agent_rl_eval::bfcl::{BfclDataset, BfclEntry, CheckOptions, Language, check_entry, decode_text};
+use agent_rl_eval::bfcl::{
+    BfclDataset, BfclEntry, CheckOptions, Language, check_entry, decode_text,
+};
 use serde_json::{Map, Value, json};
 
 const BASELINE: &str = include_str!("../fixtures/bfcl/replay_v4.json");
@@ -48,7 +50,11 @@ fn py_str(value: &Value) -> String {
         Value::Bool(flag) => if *flag { "True" } else { "False" }.into(),
         Value::Number(n) if n.is_f64() => {
             let x = n.as_f64().unwrap_or_default();
-            if x.fract() == 0.0 && x.abs() < 1e16 { format!("{x:.1}") } else { format!("{x}") }
+            if x.fract() == 0.0 && x.abs() < 1e16 {
+                format!("{x:.1}")
+            } else {
+                format!("{x}")
+            }
         }
         Value::String(text) => text.clone(),
         other => other.to_string(),
@@ -67,7 +73,12 @@ fn java_text(value: &Value, java_type: Option<&str>, item_type: Option<&str>) ->
         (Some("long"), _) => format!("{}L", py_str(value)),
         (Some("float"), _) => format!("{}f", py_str(value)),
         (_, Value::Bool(flag)) => flag.to_string(),
-        (Some("boolean"), _) => if value.as_bool() == Some(true) { "true" } else { "false" }.into(),
+        (Some("boolean"), _) => if value.as_bool() == Some(true) {
+            "true"
+        } else {
+            "false"
+        }
+        .into(),
         (Some("Array"), Value::Array(items)) => {
             let element = match item_type {
                 Some("String") => "String",
@@ -97,15 +108,27 @@ fn java_text(value: &Value, java_type: Option<&str>, item_type: Option<&str>) ->
 }
 
 fn js_text(value: &Value, js_type: Option<&str>) -> String {
-    let element = |v: &Value| if v.is_string() { v.to_string() } else { js_text(v, None) };
+    let element = |v: &Value| {
+        if v.is_string() {
+            v.to_string()
+        } else {
+            js_text(v, None)
+        }
+    };
     match (js_type, value) {
         (Some("Bigint"), _) => format!("{}n", py_str(value)),
         (_, Value::Bool(flag)) => flag.to_string(),
         (_, Value::Array(items)) => {
-            format!("[{}]", items.iter().map(element).collect::<Vec<_>>().join(", "))
+            format!(
+                "[{}]",
+                items.iter().map(element).collect::<Vec<_>>().join(", ")
+            )
         }
         (_, Value::Object(map)) => {
-            let pairs: Vec<String> = map.iter().map(|(k, v)| format!("{k}: {}", element(v))).collect();
+            let pairs: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{k}: {}", element(v)))
+                .collect();
             format!("{{{}}}", pairs.join(", "))
         }
         _ => py_str(value),
@@ -117,7 +140,9 @@ fn render(entry: &BfclEntry) -> String {
     let language = entry.category.language();
     let mut text = String::new();
     for call in &entry.ground_truth {
-        let Some((name, params)) = call.as_object().and_then(|m| m.iter().next()) else { continue };
+        let Some((name, params)) = call.as_object().and_then(|m| m.iter().next()) else {
+            continue;
+        };
         let doc = entry
             .functions
             .iter()
@@ -127,7 +152,9 @@ fn render(entry: &BfclEntry) -> String {
             .unwrap_or(Value::Null);
         let mut arguments = Map::new();
         for (param, acceptable) in params.as_object().into_iter().flatten() {
-            let Some(value) = first_acceptable(acceptable) else { continue };
+            let Some(value) = first_acceptable(acceptable) else {
+                continue;
+            };
             let value = concrete(value);
             let schema = &doc["parameters"]["properties"][param];
             let declared = schema["type"].as_str();
@@ -150,10 +177,15 @@ fn py_literal(value: &Value) -> String {
     match value {
         Value::Null => "None".into(),
         Value::Bool(flag) => if *flag { "True" } else { "False" }.into(),
-        Value::Array(items) => format!("[{}]", items.iter().map(py_literal).collect::<Vec<_>>().join(", ")),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(py_literal).collect::<Vec<_>>().join(", ")
+        ),
         Value::Object(map) => {
-            let pairs: Vec<String> =
-                map.iter().map(|(k, v)| format!("{}: {}", Value::String(k.clone()), py_literal(v))).collect();
+            let pairs: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), py_literal(v)))
+                .collect();
             format!("{{{}}}", pairs.join(", "))
         }
         other => other.to_string(),
@@ -194,14 +226,22 @@ fn replaying_ground_truths_scores_as_the_official_checker() {
             .find(|(c, _)| c.name() == category)
             .map(|(_, entries)| entries)
             .unwrap_or_else(|| panic!("category {category} not loaded"));
-        assert_eq!(entries.len() as u64, expected["total"].as_u64().unwrap_or(0), "{category}");
+        assert_eq!(
+            entries.len() as u64,
+            expected["total"].as_u64().unwrap_or(0),
+            "{category}"
+        );
         let mut failing = BTreeMap::new();
         for entry in entries {
             let decoded = decode_text(&render(entry), entry.category.language());
             let result = check_entry(entry, &decoded, CheckOptions::default());
             if entry.category.language() == Language::Python {
                 let text = render_python(entry);
-                let from_text = check_entry(entry, &decode_text(&text, Language::Python), CheckOptions::default());
+                let from_text = check_entry(
+                    entry,
+                    &decode_text(&text, Language::Python),
+                    CheckOptions::default(),
+                );
                 assert_eq!(from_text, result, "{}: prompting text {text}", entry.id);
             }
             if let Err(failure) = result {
@@ -209,10 +249,17 @@ fn replaying_ground_truths_scores_as_the_official_checker() {
             }
         }
         let accuracy = 1.0 - failing.len() as f64 / entries.len() as f64;
-        eprintln!("{category}: replay accuracy {accuracy:.4} ({} of {} fail)", failing.len(), entries.len());
+        eprintln!(
+            "{category}: replay accuracy {accuracy:.4} ({} of {} fail)",
+            failing.len(),
+            entries.len()
+        );
         let expected_failing: BTreeMap<String, Value> =
             serde_json::from_value(expected["failing"].clone()).expect("failing");
-        assert_eq!(failing, expected_failing, "{category}: failing entries differ from the official checker");
+        assert_eq!(
+            failing, expected_failing,
+            "{category}: failing entries differ from the official checker"
+        );
     }
     eprintln!("replay took {:?}", started.elapsed());
 }
@@ -224,8 +271,13 @@ fn v3_and_v4_layouts_load_with_their_category_names() {
         let dataset = BfclDataset::load(&dir.join(version)).expect("load");
         assert_eq!(dataset.categories.len(), 17, "{version}");
         let index = dataset.index();
-        let entry = index.get(simple_id).unwrap_or_else(|| panic!("{version}: {simple_id}"));
+        let entry = index
+            .get(simple_id)
+            .unwrap_or_else(|| panic!("{version}: {simple_id}"));
         assert_eq!(entry.category.name(), "simple_python");
-        assert_eq!(dataset.categories.values().map(Vec::len).sum::<usize>(), dataset.len());
+        assert_eq!(
+            dataset.categories.values().map(Vec::len).sum::<usize>(),
+            dataset.len()
+        );
     }
 }

@@ -12,7 +12,11 @@ use super::checker::fixture;
 struct CannedPolicy;
 
 impl Policy for CannedPolicy {
-    fn generate(&mut self, requests: &[ChatRequest], _: &SamplingConfig) -> Result<Vec<Completion>, CoreError> {
+    fn generate(
+        &mut self,
+        requests: &[ChatRequest],
+        _: &SamplingConfig,
+    ) -> Result<Vec<Completion>, CoreError> {
         Ok(requests
             .iter()
             .map(|request| {
@@ -39,7 +43,10 @@ impl Policy for CannedPolicy {
 fn runner_generates_decodes_checks_and_reports() {
     let dataset = fixture();
     let mut ticks = Vec::new();
-    let config = BfclRunConfig { batch_size: 3, ..BfclRunConfig::default() };
+    let config = BfclRunConfig {
+        batch_size: 3,
+        ..BfclRunConfig::default()
+    };
     let run = BfclRunner::new(&dataset, BfclVersion::V4, config)
         .with_progress(|done, total| ticks.push((done, total)))
         .run(&mut CannedPolicy)
@@ -47,15 +54,29 @@ fn runner_generates_decodes_checks_and_reports() {
     assert_eq!(run.results.len(), 8, "multi-turn is not sent to the model");
     assert_eq!(run.verdicts.len(), 9);
     assert_eq!(ticks.last(), Some(&(8, 8)));
-    let valid: Vec<&str> = run.verdicts.iter().filter(|v| v.valid).map(|v| v.id.as_str()).collect();
+    let valid: Vec<&str> = run
+        .verdicts
+        .iter()
+        .filter(|v| v.valid)
+        .map(|v| v.id.as_str())
+        .collect();
     assert_eq!(valid, ["simple_python_0", "parallel_0", "irrelevance_0"]);
     let report = &run.report;
     assert_eq!(report.unsupported, [Category::MultiTurnBase]);
     assert!((report.end_to_end_success - 3.0 / 8.0).abs() < 1e-12);
     let markdown = report.to_markdown();
-    assert!(markdown.contains("| multi_turn_base | 1 | not supported yet |"), "{markdown}");
-    let limited = BfclRunConfig { limit: Some(1), categories: vec![Category::SimplePython], ..BfclRunConfig::default() };
-    let run = BfclRunner::new(&dataset, BfclVersion::V4, limited).run(&mut CannedPolicy).expect("run");
+    assert!(
+        markdown.contains("| multi_turn_base | 1 | not supported yet |"),
+        "{markdown}"
+    );
+    let limited = BfclRunConfig {
+        limit: Some(1),
+        categories: vec![Category::SimplePython],
+        ..BfclRunConfig::default()
+    };
+    let run = BfclRunner::new(&dataset, BfclVersion::V4, limited)
+        .run(&mut CannedPolicy)
+        .expect("run");
     assert_eq!(run.verdicts.len(), 1);
 }
 

@@ -4,9 +4,14 @@ use clap::Subcommand;
 
 /// Benchmarks.
 #[derive(Debug, Subcommand)]
-pub enum EvalCommand {}
+pub enum EvalCommand {
+    /// Berkeley Function Calling Leaderboard: score a result file or run a model.
+    Bfcl(crate::eval_bfcl::BfclArgs),
+}
 
 /// Runs one `eval` subcommand.
 pub fn run(command: EvalCommand) -> anyhow::Result<()> {
-    match command {}
+    match command {
+        EvalCommand::Bfcl(args) => crate::eval_bfcl::run(args),
+    }
 }

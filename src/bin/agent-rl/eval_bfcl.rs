@@ -1,0 +1,167 @@
+//! `agent-rl eval bfcl`: score a BFCL result file, or generate with a local model and score.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use agent_rl::backend::DeviceKind;
+use agent_rl::core::{BurnPolicy, SamplingConfig};
+use agent_rl::eval::bfcl::{
+    BfclDataset, BfclReport, BfclRunConfig, BfclRunner, Category, CheckOptions, ResultLine,
+    Verdict, score_results_file,
+};
+use anyhow::Context;
+use burn::prelude::Backend;
+use serde_json::json;
+
+use crate::model_args::{ModelArgs, WithPolicy, with_policy};
+
+/// Score `--results FILE.jsonl` (lines `{"id", "result"}`), or run `--model DIR` on the data.
+#[derive(Debug, clap::Args)]
+pub struct BfclArgs {
+    /// BFCL data folder (`BFCL_v4_*.json` + `possible_answer/`, or v3; or a folder holding
+    /// `v4/`/`v3/`).
+    #[arg(long)]
+    data: PathBuf,
+    /// Result file to score: JSON Lines `{"id": …, "result": raw text | [{"fn": {"arg": v}}]}`.
+    #[arg(long, conflicts_with = "model", required_unless_present = "model")]
+    results: Option<PathBuf>,
+    /// The model's API wrote underscores where function names have dots.
+    #[arg(long)]
+    underscore_to_dot: bool,
+    /// Where to write one verdict per line: `{"id", "valid", "error_type"}`.
+    #[arg(long, required_unless_present = "model")]
+    verdicts: Option<PathBuf>,
+    /// Where to write the aggregate report (JSON); the Markdown table goes to stdout.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Hugging Face snapshot to evaluate instead of a result file.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Device for `--model`: `cpu` (default) or `cuda`.
+    #[arg(long, default_value = "cpu")]
+    device: DeviceKind,
+    /// With `--model`: at most this many entries per category.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// With `--model`: categories to run (comma-separated v4 or v3 names); default all.
+    #[arg(long, value_delimiter = ',')]
+    categories: Vec<String>,
+    /// With `--model`: tokens to generate at most per answer.
+    #[arg(long, default_value_t = 512)]
+    max_new_tokens: usize,
+    /// With `--model`: sampling temperature (0 = greedy).
+    #[arg(long, default_value_t = 0.0)]
+    temperature: f32,
+    /// With `--model`: requests per generation batch.
+    #[arg(long, default_value_t = 8)]
+    batch_size: usize,
+    /// With `--model`: also write what the model produced, as a result file.
+    #[arg(long)]
+    save_results: Option<PathBuf>,
+}
+
+/// Runs the command.
+pub fn run(args: BfclArgs) -> anyhow::Result<()> {
+    let (_, version) = BfclDataset::detect(&args.data)?;
+    let dataset = BfclDataset::load(&args.data)?;
+    let options = CheckOptions {
+        underscore_to_dot: args.underscore_to_dot,
+    };
+    if let Some(results) = &args.results {
+        let verdicts = score_results_file(&dataset, results, options)?;
+        let report = BfclReport::from_verdicts(&verdicts, version);
+        return finish(&args, &verdicts, &report);
+    }
+    let Some(model) = args.model.clone() else {
+        anyhow::bail!("give --results FILE or --model DIR");
+    };
+    let model_args = ModelArgs {
+        model,
+        device: args.device,
+    };
+    with_policy(
+        &model_args,
+        Job {
+            args,
+            dataset,
+            version,
+        },
+    )
+}
+
+struct Job {
+    args: BfclArgs,
+    dataset: BfclDataset,
+    version: agent_rl::eval::bfcl::BfclVersion,
+}
+
+impl WithPolicy for Job {
+    fn run<B: Backend>(self, mut policy: BurnPolicy<B>) -> anyhow::Result<()> {
+        let args = &self.args;
+        let categories = args
+            .categories
+            .iter()
+            .map(|name| {
+                Category::from_name(name).with_context(|| format!("unknown category `{name}`"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let config = BfclRunConfig {
+            sampling: SamplingConfig {
+                max_new_tokens: args.max_new_tokens,
+                temperature: args.temperature,
+                ..SamplingConfig::default()
+            },
+            limit: args.limit,
+            batch_size: args.batch_size,
+            categories,
+            check: CheckOptions {
+                underscore_to_dot: args.underscore_to_dot,
+            },
+        };
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} entries {elapsed}/{eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        let run = BfclRunner::new(&self.dataset, self.version, config)
+            .with_progress(|done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            })
+            .run(&mut policy)?;
+        bar.finish_and_clear();
+        if let Some(path) = &args.save_results {
+            write_lines(
+                path,
+                run.results.iter().map(|line: &ResultLine| json!(line)),
+            )?;
+        }
+        finish(args, &run.verdicts, &run.report)
+    }
+}
+
+fn write_lines(path: &Path, lines: impl Iterator<Item = serde_json::Value>) -> anyhow::Result<()> {
+    let mut file = std::io::BufWriter::new(
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+    );
+    for line in lines {
+        writeln!(file, "{line}")?;
+    }
+    file.flush()?;
+    Ok(())
+}
+
+fn finish(args: &BfclArgs, verdicts: &[Verdict], report: &BfclReport) -> anyhow::Result<()> {
+    if let Some(path) = &args.verdicts {
+        let lines = verdicts
+            .iter()
+            .map(|v| json!({"id": v.id, "valid": v.valid, "error_type": v.error_type}));
+        write_lines(path, lines)?;
+    }
+    if let Some(path) = &args.report {
+        std::fs::write(path, serde_json::to_string_pretty(report)? + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    print!("{}", report.to_markdown());
+    Ok(())
+}
