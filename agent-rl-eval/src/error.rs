@@ -33,6 +33,14 @@ pub enum EvalError {
         /// What is missing.
         reason: String,
     },
+    /// A configuration field is out of range.
+    #[error("invalid config field `{field}`: {reason}")]
+    InvalidConfig {
+        /// The field.
+        field: String,
+        /// What is wrong and how to fix it.
+        reason: String,
+    },
     /// An error of the core crate (model, tokenizer, generation, environment).
     #[error(transparent)]
     Core(#[from] agent_rl_core::CoreError),

@@ -10,6 +10,26 @@
 //! | aggregate | [`BfclReport`] (BFCL's own formulas, plus format/argument/end-to-end rates) |
 //! | run a model | [`BfclRunner`] |
 //!
+//! Scoring one output, as raw model text or as decoded calls:
+//!
+//! ```
+//! use agent_rl_eval::bfcl::{BfclEntry, Category, CheckOptions, score_output};
+//! use serde_json::json;
+//! let entry = BfclEntry {
+//!     id: "simple_python_0".into(),
+//!     category: Category::SimplePython,
+//!     turns: Vec::new(),
+//!     functions: vec![json!({"name": "area", "parameters": {"type": "dict",
+//!         "properties": {"base": {"type": "float"}, "unit": {"type": "string"}},
+//!         "required": ["base"]}})],
+//!     ground_truth: vec![json!({"area": {"base": [10.0], "unit": ["cm", ""]}})],
+//! };
+//! let verdict = score_output(&entry, &json!("[area(base=10, unit='CM')]"), CheckOptions::default());
+//! assert!(verdict.valid); // int accepted for float, strings compared case-insensitively
+//! let verdict = score_output(&entry, &json!([{"area": {"unit": "cm"}}]), CheckOptions::default());
+//! assert_eq!(verdict.error_type.as_deref(), Some("simple_function_checker:missing_required"));
+//! ```
+//!
 //! [`Policy`]: agent_rl_core::Policy
 
 mod category;

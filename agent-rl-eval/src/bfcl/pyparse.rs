@@ -69,6 +69,9 @@ pub fn parse_expression(text: &str) -> Result<PyExpr, String> {
     Ok(expr)
 }
 
+/// Positional and keyword arguments of a call.
+type CallArguments = (Vec<PyExpr>, Vec<(String, PyExpr)>);
+
 struct Parser {
     chars: Vec<char>,
     pos: usize,
@@ -204,7 +207,7 @@ impl Parser {
         }
     }
 
-    fn call_arguments(&mut self) -> Result<(Vec<PyExpr>, Vec<(String, PyExpr)>), String> {
+    fn call_arguments(&mut self) -> Result<CallArguments, String> {
         let mut args = Vec::new();
         let mut keywords = Vec::new();
         loop {

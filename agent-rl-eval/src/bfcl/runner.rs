@@ -11,7 +11,7 @@ use super::data::{BfclDataset, BfclEntry, BfclVersion};
 use super::decode::{decode_text, tool_calls_to_value};
 use super::report::BfclReport;
 use super::score::{ResultLine, Verdict, score_decoded};
-use crate::error::Result;
+use crate::error::{EvalError, Result};
 
 /// Options of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,6 +41,28 @@ impl Default for BfclRunConfig {
             categories: Vec::new(),
             check: CheckOptions::default(),
         }
+    }
+}
+
+impl BfclRunConfig {
+    /// Checks the field ranges.
+    ///
+    /// # Errors
+    /// [`EvalError::InvalidConfig`] when `batch_size` is 0 or `limit` is `Some(0)`.
+    pub fn validate(&self) -> Result<()> {
+        if self.batch_size == 0 {
+            return Err(EvalError::InvalidConfig {
+                field: "batch_size".into(),
+                reason: "must be at least 1".into(),
+            });
+        }
+        if self.limit == Some(0) {
+            return Err(EvalError::InvalidConfig {
+                field: "limit".into(),
+                reason: "must be at least 1 (or unset for all entries)".into(),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -98,8 +120,9 @@ impl<'a> BfclRunner<'a> {
     /// Generates, decodes and checks every selected entry.
     ///
     /// # Errors
-    /// Generation errors of the policy.
+    /// An invalid config, or generation errors of the policy.
     pub fn run(&mut self, policy: &mut dyn Policy) -> Result<BfclRun> {
+        self.config.validate()?;
         let entries = self.selected_entries();
         let (multi_turn, single_turn): (Vec<&BfclEntry>, Vec<&BfclEntry>) = entries
             .into_iter()
@@ -107,7 +130,7 @@ impl<'a> BfclRunner<'a> {
         let total = single_turn.len();
         let mut results = Vec::with_capacity(total);
         let mut verdicts = Vec::with_capacity(total + multi_turn.len());
-        for batch in single_turn.chunks(self.config.batch_size.max(1)) {
+        for batch in single_turn.chunks(self.config.batch_size) {
             let requests: Vec<ChatRequest> = batch
                 .iter()
                 .map(|entry| chat_request(entry, self.config.check))

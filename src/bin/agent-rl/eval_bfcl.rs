@@ -162,6 +162,6 @@ fn finish(args: &BfclArgs, verdicts: &[Verdict], report: &BfclReport) -> anyhow:
         std::fs::write(path, serde_json::to_string_pretty(report)? + "\n")
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    print!("{}", report.to_markdown());
+    write!(std::io::stdout().lock(), "{}", report.to_markdown())?;
     Ok(())
 }
