@@ -41,8 +41,8 @@ from bfcl_eval.model_handler.utils import default_decode_ast_prompting  # noqa: 
 from bfcl_eval.utils import is_empty_output, is_function_calling_format_output  # noqa: E402
 
 AST_CATEGORIES = {
-    "simple_python": 70, "simple_java": 80, "simple_javascript": 50, "multiple": 45,
-    "parallel": 40, "parallel_multiple": 35, "live_simple": 55, "live_multiple": 40,
+    "simple_python": 70, "simple_java": 80, "simple_javascript": 50, "multiple": 40,
+    "parallel": 35, "parallel_multiple": 30, "live_simple": 45, "live_multiple": 40,
     "live_parallel": 16, "live_parallel_multiple": 24,
 }
 RELEVANCE_CATEGORIES = {"irrelevance": 25, "live_irrelevance": 25, "live_relevance": 16}
@@ -257,6 +257,17 @@ MUTATIONS = {
     "empty_list": lambda o, r, e: [],
     "args_not_dict": lambda o, r, e: [{next(iter(o[0])): "a=1"}],
 }
+def list_wrong_elements(value, rng):
+    return [7 if isinstance(v, str) else "seven" for v in value]
+
+
+MUTATIONS["list_wrong_elements"] = mutate_value(is_list, list_wrong_elements)
+MUTATIONS["list_of_dicts_drop_key"] = mutate_value(
+    is_list_of_dicts, lambda v, r: [first_dict_key(v[0], r, "drop")] + v[1:])
+MUTATIONS["dict_value_case"] = mutate_value(
+    is_dict, lambda v, r: {k: (x.upper() if isinstance(x, str) else x) for k, x in v.items()})
+STRUCTURED = ["dict_drop_key", "dict_wrong_value", "dict_extra_key", "dict_value_case",
+              "list_dicts_edit", "list_of_dicts_drop_key", "list_wrong_elements", "list_reverse"]
 GENERIC = {"drop_param", "extra_param", "wrong_name", "extra_call", "drop_call", "empty_list",
            "args_not_dict", "none_value", "str_quote", "str_dquote", "str_to_int"}
 JAVA_JS_MUTATIONS = {
@@ -337,6 +348,26 @@ def vectors_for(entry, gt, rng):
     return out
 
 
+def structured_vectors(entry, gt, rng):
+    """Dict, list-of-dicts and list mutations for entries that have such arguments (rare in a
+    random sample, so every entry is considered)."""
+    base = build_output(entry, gt, rng)
+    out = []
+    for name in rng.sample(STRUCTURED, len(STRUCTURED)):
+        mutated = MUTATIONS[name](copy.deepcopy(base), random.Random(rng.random()), entry)
+        if mutated is None:
+            continue
+        try:
+            valid, error_type = official(entry, gt, mutated, None, False)
+        except Exception:
+            continue
+        out.append({"id": entry["id"], "mutation": name, "underscore_to_dot": False,
+                    "output": mutated, "valid": valid, "error_type": error_type})
+        if len(out) == 2:
+            break
+    return out
+
+
 def relevance_vectors(entry, rng):
     doc = entry["function"][0]
     required = doc["parameters"].get("required", [])
@@ -396,6 +427,13 @@ def main():
         answers = {}
         if category in AST_CATEGORIES:
             answers = {a["id"]: a["ground_truth"] for a in load(f"{args.data}/possible_answer/BFCL_v4_{category}.json")}
+        if category in AST_CATEGORIES and category not in ("simple_java", "simple_javascript"):
+            structured = [e for e in entries if any(
+                isinstance(v, dict) or (isinstance(v, list) and v and isinstance(v[0], (dict, list)))
+                for call in answers[e["id"]] for params in call.values() for v in params.values())]
+            for entry in rng.sample(structured, min(25, len(structured))):
+                entry["category"] = category
+                lines.extend(structured_vectors(entry, answers[entry["id"]], rng))
         for entry in rng.sample(entries, min(count, len(entries))):
             entry["category"] = category
             if category in AST_CATEGORIES:
@@ -404,6 +442,8 @@ def main():
                 lines.extend(relevance_vectors(entry, rng))
     with open(args.out, "w") as f:
         for line in lines:
+            if not line["underscore_to_dot"]:
+                del line["underscore_to_dot"]  # absent means false (keeps the file small)
             f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
     invalid = sum(not line["valid"] for line in lines)
     print(f"{len(lines)} vectors ({invalid} invalid) -> {args.out}", file=sys.stderr)
