@@ -56,6 +56,7 @@ pub mod advantages;
 pub mod config;
 pub mod curriculum;
 pub mod error;
+pub mod evaluate;
 pub mod grpo;
 pub mod kl;
 pub mod loss;
@@ -63,6 +64,7 @@ pub mod metrics;
 pub mod optim;
 pub mod reference;
 pub mod sft;
+pub mod toy;
 
 pub use advantages::{
     AdvantageScaling, frac_reward_zero_std, group_advantages, group_advantages_with_missing,
@@ -71,6 +73,7 @@ pub use advantages::{
 pub use config::{GrpoConfig, OptimizerConfig, SftConfig};
 pub use curriculum::{CurriculumConfig, CurriculumSampler, SampledTask, TaskSource};
 pub use error::{AlgoError, Result};
+pub use evaluate::{ToolUseScores, evaluate_tool_use};
 pub use grpo::{GrpoReport, GrpoTrainer, GrpoTrainerBuilder};
 pub use kl::{KlEstimator, per_token_kl};
 pub use loss::{

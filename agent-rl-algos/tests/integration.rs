@@ -7,6 +7,7 @@ mod grpo_golden;
 mod loss_props;
 mod optim;
 mod sft;
+mod toy;
 
 /// The CPU autodiff backend of the tests.
 pub type B = burn::backend::Autodiff<burn::backend::Flex>;

@@ -1,0 +1,28 @@
+//! A synthetic tool-use task family for demos, tests and smoke runs: three tools
+//! (`get_weather`, `get_time`, `add`), requests whose arguments must be extracted from the text,
+//! an environment that executes the calls, and a checkable final answer (the tool's result).
+//!
+//! Episodes go: user request → assistant tool call → tool result → assistant answer. The target
+//! of each task names the expected call and the expected answer, so the standard
+//! [`ToolUseReward`](agent_rl_rewards::ToolUseReward) scores format, arguments and outcome.
+//!
+//! ```
+//! use agent_rl_algos::toy::{ToyEnvironment, toy_tasks};
+//! use agent_rl_core::{Action, Environment, ToolCall};
+//! use serde_json::json;
+//!
+//! let tasks = toy_tasks(3, 7);
+//! let mut env = ToyEnvironment::default();
+//! env.reset(&tasks[0])?;
+//! let out = env.step(&Action::ToolCall(ToolCall::new("add", json!({"a": 2, "b": 3}))))?;
+//! assert_eq!(out.observation.text(), "5");
+//! # Ok::<(), agent_rl_core::CoreError>(())
+//! ```
+
+mod environment;
+mod tasks;
+mod template;
+
+pub use environment::{ToyEnvironment, execute_toy_call, toy_environments, toy_salt};
+pub use tasks::{ToyKind, demonstration, toy_sft_dataset, toy_tasks, toy_tools};
+pub use template::{TOY_CHAT_TEMPLATE, with_toy_template};

@@ -1,0 +1,164 @@
+//! The run directory: resolved config, metrics (JSONL + CSV), reward curve (SVG), final model.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use agent_rl::algos::StepMetrics;
+use agent_rl::algos::toy::TOY_CHAT_TEMPLATE;
+use agent_rl::core::weights::{SaveOptions, save_pretrained};
+use agent_rl::core::{ChatTokenizer, Qwen2ForCausalLm};
+use burn::tensor::backend::Backend;
+
+/// Metrics of one stage, appended as they arrive.
+struct Log {
+    jsonl: File,
+    csv: File,
+    columns: Option<Vec<String>>,
+    history: Vec<StepMetrics>,
+}
+
+/// An observer's handle on a stage's metrics files (clone-free: moved into the observer).
+pub struct MetricsSink(Arc<Mutex<Log>>);
+
+impl MetricsSink {
+    /// Appends one step to `<stage>_metrics.jsonl` and `<stage>_metrics.csv`.
+    pub fn record(&self, metrics: &StepMetrics) {
+        let Ok(mut log) = self.0.lock() else { return };
+        let named = metrics.named();
+        let columns = log
+            .columns
+            .get_or_insert_with(|| named.iter().map(|(k, _)| k.clone()).collect())
+            .clone();
+        if log.history.is_empty() {
+            let _ = writeln!(log.csv, "{}", columns.join(","));
+        }
+        let row: Vec<String> = columns
+            .iter()
+            .map(|c| {
+                named
+                    .iter()
+                    .find(|(k, _)| k == c)
+                    .map_or(String::new(), |(_, v)| v.to_string())
+            })
+            .collect();
+        let _ = writeln!(log.csv, "{}", row.join(","));
+        let _ = writeln!(log.jsonl, "{}", metrics.to_json());
+        log.history.push(metrics.clone());
+    }
+}
+
+/// The run directory being written.
+pub struct RunDir {
+    dir: PathBuf,
+    logs: Vec<(String, Arc<Mutex<Log>>)>,
+}
+
+impl RunDir {
+    /// Creates (or reuses) `dir`.
+    pub fn create(dir: &Path) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        Ok(Self {
+            dir: dir.to_owned(),
+            logs: Vec::new(),
+        })
+    }
+
+    /// Writes `value` as pretty JSON to `dir/name`.
+    pub fn write_json(&self, name: &str, value: &serde_json::Value) -> anyhow::Result<()> {
+        std::fs::write(self.dir.join(name), serde_json::to_string_pretty(value)?)?;
+        Ok(())
+    }
+
+    /// A sink for the metrics of `stage`.
+    pub fn metrics_sink(&mut self, stage: &str) -> anyhow::Result<MetricsSink> {
+        let log = Arc::new(Mutex::new(Log {
+            jsonl: File::create(self.dir.join(format!("{stage}_metrics.jsonl")))?,
+            csv: File::create(self.dir.join(format!("{stage}_metrics.csv")))?,
+            columns: None,
+            history: Vec::new(),
+        }));
+        self.logs.push((stage.to_owned(), Arc::clone(&log)));
+        Ok(MetricsSink(log))
+    }
+
+    /// Writes the reward curve of the GRPO stage and the final model (HF layout + tokenizer).
+    pub fn finish<B: Backend>(
+        &self,
+        model: &Qwen2ForCausalLm<B>,
+        tokenizer: &ChatTokenizer,
+    ) -> anyhow::Result<()> {
+        for (stage, log) in &self.logs {
+            let Ok(log) = log.lock() else { continue };
+            if stage == "grpo" {
+                let rewards: Vec<f32> = log.history.iter().map(|m| m.reward).collect();
+                std::fs::write(self.dir.join("reward_curve.svg"), reward_svg(&rewards))?;
+            }
+        }
+        let model_dir = self.dir.join("final_model");
+        save_pretrained(model, &model_dir, SaveOptions::default())?;
+        tokenizer
+            .inner()
+            .save(model_dir.join("tokenizer.json"), false)
+            .map_err(|e| anyhow::anyhow!("tokenizer.json: {e}"))?;
+        std::fs::write(model_dir.join("chat_template.jinja"), TOY_CHAT_TEMPLATE)?;
+        std::fs::write(
+            model_dir.join("tokenizer_config.json"),
+            serde_json::to_string_pretty(
+                &serde_json::json!({"eos_token": "<|im_end|>", "pad_token": "<|im_end|>"}),
+            )?,
+        )?;
+        Ok(())
+    }
+}
+
+/// A line chart of the per-step mean reward and its 5-step moving average.
+fn reward_svg(rewards: &[f32]) -> String {
+    let (width, height, pad) = (640.0f32, 320.0f32, 40.0f32);
+    let finite: Vec<f32> = rewards.iter().copied().filter(|r| r.is_finite()).collect();
+    let low = finite
+        .iter()
+        .copied()
+        .fold(f32::INFINITY, f32::min)
+        .min(0.0);
+    let high = finite
+        .iter()
+        .copied()
+        .fold(f32::NEG_INFINITY, f32::max)
+        .max(low + 1e-3);
+    let x = |i: usize| pad + (width - 2.0 * pad) * i as f32 / (rewards.len().max(2) - 1) as f32;
+    let y = |r: f32| height - pad - (height - 2.0 * pad) * (r - low) / (high - low);
+    let line = |values: &[f32]| -> String {
+        values
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.is_finite())
+            .map(|(i, &r)| format!("{:.1},{:.1}", x(i), y(r)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let smooth: Vec<f32> = (0..rewards.len())
+        .map(|i| {
+            let window = &rewards[i.saturating_sub(4)..=i];
+            window.iter().sum::<f32>() / window.len() as f32
+        })
+        .collect();
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"{pad}\" y=\"20\">GRPO mean reward per step (grey) and 5-step average (blue)</text>\n\
+         <line x1=\"{pad}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"black\"/>\n\
+         <line x1=\"{pad}\" y1=\"{pad}\" x2=\"{pad}\" y2=\"{b}\" stroke=\"black\"/>\n\
+         <text x=\"4\" y=\"{b}\">{low:.2}</text><text x=\"4\" y=\"{pad}\">{high:.2}</text>\n\
+         <text x=\"{r}\" y=\"{tb}\" text-anchor=\"end\">step {n}</text>\n\
+         <polyline fill=\"none\" stroke=\"#999\" points=\"{raw}\"/>\n\
+         <polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"{avg}\"/>\n</svg>\n",
+        b = height - pad,
+        r = width - pad,
+        tb = height - pad + 16.0,
+        n = rewards.len(),
+        raw = line(rewards),
+        avg = line(&smooth),
+    )
+}
