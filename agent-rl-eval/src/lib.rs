@@ -10,5 +10,6 @@
 
 pub mod bfcl;
 pub mod error;
+pub mod tau;
 
 pub use error::{EvalError, Result};

@@ -1,0 +1,29 @@
+//! τ-bench (retail and airline): tool environments with a simulated user.
+//!
+//! The databases are loaded from the upstream data layout (`<data>/retail/orders.json`, …);
+//! every tool reproduces the original's validation order, database changes and observation
+//! strings byte for byte (Python `json.dumps` formatting, int/float distinction), so that a
+//! trajectory means the same here as there. The reward replays the task's ground truth on a
+//! fresh database and compares τ-bench's database hashes.
+//!
+//! | type | role |
+//! |---|---|
+//! | [`TauDb`] | a domain database; [`TauDb::call`] dispatches a tool call by name |
+//! | [`TauTask`] | a task record of `tasks_<split>.json` |
+//! | [`replay_task`] | ground-truth replay with observations and reward |
+
+mod access;
+pub mod airline;
+mod calculate;
+pub mod data;
+pub mod domain;
+pub mod py;
+pub mod pyjson;
+pub mod replay;
+pub mod reward;
+pub mod retail;
+
+pub use data::{ReplayFile, ReplayStep, ReplayTask, TauAction, TauTask};
+pub use domain::{CallStatus, Domain, TauDb, ToolOutcome};
+pub use replay::{load_tasks, replay_actions, replay_split, replay_task};
+pub use reward::{RewardInfo, TERMINATE_TOOL, compute_reward, pass_hat_k};
