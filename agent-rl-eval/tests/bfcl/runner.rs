@@ -117,3 +117,38 @@ fn aggregates_follow_bfcl_formulas() {
     assert!((v3.live_overall - 10.0 / 11.0).abs() < 1e-12);
     assert!((v3.overall - (v3.live_overall + v3.non_live_overall) / 3.0).abs() < 1e-12);
 }
+
+#[test]
+fn runner_renders_bfcl_tools_through_a_real_chat_template() {
+    use std::sync::Arc;
+
+    use agent_rl_core::test_utils::{tiny_config, tiny_tokenizer};
+    use agent_rl_core::{BurnPolicy, Qwen2Config, weights::random_model};
+
+    type B = burn::backend::Flex;
+    // BFCL prompts with their tool docs are longer than the tiny config's 512 positions
+    let config = Qwen2Config {
+        max_position_embeddings: 4096,
+        ..tiny_config()
+    };
+    let model = random_model::<B>(&config, 0, 0.3, &Default::default()).expect("model");
+    let mut policy = BurnPolicy::new(model, Arc::new(tiny_tokenizer().expect("tokenizer")));
+    let dataset = fixture();
+    let mut config = BfclRunConfig {
+        limit: Some(1),
+        ..BfclRunConfig::default()
+    };
+    config.sampling.max_new_tokens = 4;
+    let run = BfclRunner::new(&dataset, BfclVersion::V4, config)
+        .run(&mut policy)
+        .expect("run");
+    assert_eq!(run.results.len(), 7, "one per single-turn category");
+    // a random tiny model writes no valid call: AST entries fail, the irrelevance one passes
+    let valid: Vec<&str> = run
+        .verdicts
+        .iter()
+        .filter(|v| v.valid)
+        .map(|v| v.id.as_str())
+        .collect();
+    assert_eq!(valid, ["irrelevance_0"]);
+}
