@@ -219,3 +219,48 @@ fn eval_bfcl_scores_a_result_file() {
     assert_eq!(report["version"], "v4");
     assert!((report["end_to_end_success"].as_f64().unwrap() - 0.75).abs() < 1e-12);
 }
+
+/// `eval tau replay` on the hand-written fixture (or on `$AGENT_RL_DATA/tau_bench`, retail dev):
+/// the exact output shape, every ground-truth trajectory rewarded 1.0, the terminate tool's
+/// observation `null`.
+#[test]
+fn eval_tau_replay_writes_observations_and_rewards() {
+    let (data, split) = match std::env::var_os("AGENT_RL_DATA") {
+        Some(root) => (PathBuf::from(root).join("tau_bench"), "dev"),
+        None => (
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("agent-rl-eval/tests/fixtures/tau"),
+            "test",
+        ),
+    };
+    assert!(data.is_dir(), "missing τ-bench data folder {}", data.display());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("replay.json");
+    run(&[
+        "eval",
+        "tau",
+        "replay",
+        "--data",
+        data.to_str().unwrap(),
+        "--domain",
+        "retail",
+        "--split",
+        split,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let tasks = report["tasks"].as_array().unwrap();
+    assert!(!tasks.is_empty());
+    for (index, task) in tasks.iter().enumerate() {
+        let keys: Vec<&String> = task.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["task_index", "reward", "steps"]);
+        assert_eq!(task["task_index"], index);
+        assert_eq!(task["reward"], 1.0);
+        for step in task["steps"].as_array().unwrap() {
+            let keys: Vec<&String> = step.as_object().unwrap().keys().collect();
+            assert_eq!(keys, ["name", "kwargs", "observation"]);
+            let skipped = step["name"] == "transfer_to_human_agents";
+            assert_eq!(step["observation"].is_null(), skipped);
+        }
+    }
+}

@@ -7,11 +7,15 @@ use clap::Subcommand;
 pub enum EvalCommand {
     /// Berkeley Function Calling Leaderboard: score a result file or run a model.
     Bfcl(crate::eval_bfcl::BfclArgs),
+    /// τ-bench retail and airline: replay the ground truth.
+    #[command(subcommand)]
+    Tau(crate::eval_tau::TauCommand),
 }
 
 /// Runs one `eval` subcommand.
 pub fn run(command: EvalCommand) -> anyhow::Result<()> {
     match command {
         EvalCommand::Bfcl(args) => crate::eval_bfcl::run(args),
+        EvalCommand::Tau(command) => crate::eval_tau::run(command),
     }
 }
