@@ -18,8 +18,14 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod run_dir;
 
 pub use agent_rl_algos as algos;
 pub use agent_rl_core as core;
 pub use agent_rl_eval as eval;
 pub use agent_rl_rewards as rewards;
+
+/// The README's Rust examples, compiled as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -136,3 +136,43 @@ fn bf16_save_round_trips_bf16_checkpoints_exactly() {
         );
     }
 }
+
+#[test]
+fn tokenizer_saved_to_a_dir_loads_back_identically() {
+    use agent_rl_core::{ChatTemplate, ChatTokenizer, Message};
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/qwen2_tiny/tied_f32");
+    let original = ChatTokenizer::from_dir(&fixture).unwrap();
+    let template = ChatTemplate::new(
+        "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}",
+        "inline",
+    )
+    .unwrap();
+    let custom = ChatTokenizer::new(
+        original.inner().clone(),
+        Some(template),
+        original.eos_ids.clone(),
+        original.pad_id,
+    );
+    for tokenizer in [&original, &custom] {
+        let dir = tempfile::tempdir().unwrap();
+        tokenizer.save_to_dir(dir.path()).unwrap();
+        let loaded = ChatTokenizer::from_dir(dir.path()).unwrap();
+        let messages = vec![
+            Message::user("Weather in Oslo?"),
+            Message::assistant("sunny"),
+        ];
+        assert_eq!(
+            loaded.apply_chat_template(&messages, &[], false).unwrap(),
+            tokenizer
+                .apply_chat_template(&messages, &[], false)
+                .unwrap()
+        );
+        assert_eq!(
+            loaded.encode("héllo <|im_end|>").unwrap(),
+            tokenizer.encode("héllo <|im_end|>").unwrap()
+        );
+        assert_eq!(loaded.eos_ids, tokenizer.eos_ids);
+        assert_eq!(loaded.pad_id, tokenizer.pad_id);
+    }
+}

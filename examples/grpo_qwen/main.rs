@@ -15,7 +15,6 @@
 //! Face layout.
 
 mod pipeline;
-mod run_dir;
 
 use std::path::PathBuf;
 

@@ -21,7 +21,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 
 use super::Args;
-use super::run_dir::RunDir;
+use agent_rl::run_dir::RunDir;
 
 /// Held-out scores at the three stages.
 pub struct Outcome {

@@ -16,6 +16,7 @@ use crate::error::CoreError;
 pub struct ChatTemplate {
     env: Environment<'static>,
     source_name: String,
+    source: String,
 }
 
 impl std::fmt::Debug for ChatTemplate {
@@ -148,7 +149,16 @@ impl ChatTemplate {
                 source_name: source_name.clone(),
                 reason: format!("{err:#}"),
             })?;
-        Ok(Self { env, source_name })
+        Ok(Self {
+            env,
+            source_name,
+            source: source.to_owned(),
+        })
+    }
+
+    /// The template's Jinja source, as given to [`ChatTemplate::new`].
+    pub fn source(&self) -> &str {
+        &self.source
     }
 
     /// Renders a conversation as `apply_chat_template(messages, tools=tools or None,

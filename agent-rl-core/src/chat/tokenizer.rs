@@ -153,6 +153,42 @@ impl ChatTokenizer {
         }
     }
 
+    /// Writes `dir/tokenizer.json`, `dir/chat_template.jinja` (when there is a template) and
+    /// `dir/tokenizer_config.json` (`eos_token`, `pad_token`), so that [`ChatTokenizer::from_dir`]
+    /// and transformers' `AutoTokenizer` load it back with the same ids, template and eos.
+    ///
+    /// # Errors
+    /// [`CoreError::Io`] / [`CoreError::Tokenizer`] naming the file that could not be written.
+    pub fn save_to_dir(&self, dir: &Path) -> Result<(), CoreError> {
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| CoreError::Io { path, source }
+        };
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let path = dir.join("tokenizer.json");
+        self.tokenizer
+            .save(&path, false)
+            .map_err(|err| CoreError::Tokenizer {
+                path: path.clone(),
+                reason: err.to_string(),
+            })?;
+        if let Some(template) = &self.template {
+            let path = dir.join("chat_template.jinja");
+            std::fs::write(&path, template.source()).map_err(io(&path))?;
+        }
+        let token = |id: Option<u32>| id.and_then(|id| self.tokenizer.id_to_token(id));
+        let mut config = self.special_tokens.clone();
+        if let Some(eos) = token(self.eos_ids.first().copied()) {
+            config.insert("eos_token".into(), Value::String(eos));
+        }
+        if let Some(pad) = token(self.pad_id) {
+            config.insert("pad_token".into(), Value::String(pad));
+        }
+        let path = dir.join("tokenizer_config.json");
+        let text = serde_json::to_string_pretty(&Value::Object(config)).unwrap_or_default();
+        std::fs::write(&path, text).map_err(io(&path))
+    }
+
     /// The underlying `tokenizers` tokenizer.
     pub fn inner(&self) -> &Tokenizer {
         &self.tokenizer

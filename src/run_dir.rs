@@ -1,17 +1,19 @@
-//! The run directory: resolved config, metrics (JSONL + CSV), reward curve (SVG), final model.
+//! [`RunDir`]: what a training run leaves behind — resolved config, per-stage metrics (JSONL +
+//! CSV, TRL's metric names), a reward-curve SVG, and the final model with its tokenizer in
+//! Hugging Face layout. Shared by the CLI trainers and the examples.
 
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use agent_rl::algos::StepMetrics;
-use agent_rl::algos::toy::TOY_CHAT_TEMPLATE;
-use agent_rl::core::weights::{SaveOptions, save_pretrained};
-use agent_rl::core::{ChatTokenizer, Qwen2ForCausalLm};
+use agent_rl_algos::StepMetrics;
+use agent_rl_core::weights::{SaveOptions, save_pretrained};
+use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
 use burn::tensor::backend::Backend;
 
 /// Metrics of one stage, appended as they arrive.
+#[derive(Debug)]
 struct Log {
     jsonl: File,
     csv: File,
@@ -20,10 +22,12 @@ struct Log {
 }
 
 /// An observer's handle on a stage's metrics files (clone-free: moved into the observer).
+#[derive(Debug)]
 pub struct MetricsSink(Arc<Mutex<Log>>);
 
 impl MetricsSink {
-    /// Appends one step to `<stage>_metrics.jsonl` and `<stage>_metrics.csv`.
+    /// Appends one step to `<stage>_metrics.jsonl` and `<stage>_metrics.csv` (write errors are
+    /// ignored: metrics must never stop training).
     pub fn record(&self, metrics: &StepMetrics) {
         let Ok(mut log) = self.0.lock() else { return };
         let named = metrics.named();
@@ -50,13 +54,22 @@ impl MetricsSink {
 }
 
 /// The run directory being written.
+#[derive(Debug)]
 pub struct RunDir {
     dir: PathBuf,
     logs: Vec<(String, Arc<Mutex<Log>>)>,
 }
 
 impl RunDir {
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
     /// Creates (or reuses) `dir`.
+    ///
+    /// # Errors
+    /// When the directory cannot be created.
     pub fn create(dir: &Path) -> anyhow::Result<Self> {
         std::fs::create_dir_all(dir)?;
         Ok(Self {
@@ -66,12 +79,18 @@ impl RunDir {
     }
 
     /// Writes `value` as pretty JSON to `dir/name`.
+    ///
+    /// # Errors
+    /// When the file cannot be written.
     pub fn write_json(&self, name: &str, value: &serde_json::Value) -> anyhow::Result<()> {
         std::fs::write(self.dir.join(name), serde_json::to_string_pretty(value)?)?;
         Ok(())
     }
 
-    /// A sink for the metrics of `stage`.
+    /// A sink for the metrics of `stage` (`<stage>_metrics.jsonl` and `.csv`).
+    ///
+    /// # Errors
+    /// When the files cannot be created.
     pub fn metrics_sink(&mut self, stage: &str) -> anyhow::Result<MetricsSink> {
         let log = Arc::new(Mutex::new(Log {
             jsonl: File::create(self.dir.join(format!("{stage}_metrics.jsonl")))?,
@@ -83,7 +102,11 @@ impl RunDir {
         Ok(MetricsSink(log))
     }
 
-    /// Writes the reward curve of the GRPO stage and the final model (HF layout + tokenizer).
+    /// Writes the reward curve of the GRPO stage (`reward_curve.svg`) and the final model with
+    /// its tokenizer in Hugging Face layout (`final_model/`).
+    ///
+    /// # Errors
+    /// The file that could not be written.
     pub fn finish<B: Backend>(
         &self,
         model: &Qwen2ForCausalLm<B>,
@@ -98,17 +121,7 @@ impl RunDir {
         }
         let model_dir = self.dir.join("final_model");
         save_pretrained(model, &model_dir, SaveOptions::default())?;
-        tokenizer
-            .inner()
-            .save(model_dir.join("tokenizer.json"), false)
-            .map_err(|e| anyhow::anyhow!("tokenizer.json: {e}"))?;
-        std::fs::write(model_dir.join("chat_template.jinja"), TOY_CHAT_TEMPLATE)?;
-        std::fs::write(
-            model_dir.join("tokenizer_config.json"),
-            serde_json::to_string_pretty(
-                &serde_json::json!({"eos_token": "<|im_end|>", "pad_token": "<|im_end|>"}),
-            )?,
-        )?;
+        tokenizer.save_to_dir(&model_dir)?;
         Ok(())
     }
 }
