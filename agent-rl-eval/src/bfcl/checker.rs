@@ -4,14 +4,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::argument::check_param;
 use super::category::{Category, Language, Scoring};
-use super::convert::{java_convert, java_expected_type, js_convert, js_expected_type};
 use super::data::BfclEntry;
 use super::decode::{DecodedCall, as_calls, is_empty_output};
-use super::params::{
-    Failure, check_dict, check_list, check_list_of_dicts, check_string, check_type,
-};
-use super::value::{PyType, is_omission_marker, py_contains};
+use super::params::Failure;
+use super::value::is_omission_marker;
 
 /// Options of the checker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -161,18 +159,6 @@ pub fn model_function_name(doc_name: &str, options: CheckOptions) -> String {
     }
 }
 
-fn python_type(name: &str) -> Option<PyType> {
-    Some(match name {
-        "string" | "any" => PyType::Str,
-        "integer" => PyType::Int,
-        "float" => PyType::Float,
-        "boolean" => PyType::Bool,
-        "array" | "tuple" => PyType::List,
-        "dict" => PyType::Dict,
-        _ => return None,
-    })
-}
-
 /// BFCL's single-call check (`simple_function_checker`) of one model call against one expected
 /// call `{name: {param: [acceptable…]}}` and its function doc.
 ///
@@ -249,100 +235,6 @@ pub fn check_call(
         }
     }
     Ok(())
-}
-
-/// Type preparation, type check and value check of one argument.
-fn check_param(
-    param: &str,
-    value: &Value,
-    schema: &Value,
-    acceptable: &[Value],
-    language: Language,
-) -> Result<(), Failure> {
-    let declared = schema.get("type").and_then(Value::as_str).unwrap_or("");
-    let item_type = schema
-        .get("items")
-        .and_then(|items| items.get("type"))
-        .and_then(Value::as_str);
-    let unsupported = || {
-        Failure::new(
-            "type_error:unsupported",
-            format!("unsupported type {declared:?} of {param:?}"),
-        )
-    };
-    let (value, expected, nested) = match language {
-        Language::Python => {
-            let expected = python_type(declared).ok_or_else(unsupported)?;
-            let nested = if matches!(declared, "array" | "tuple") {
-                item_type.and_then(python_type)
-            } else {
-                None
-            };
-            let value = match value {
-                Value::Number(n) if declared == "float" && !n.is_f64() => n
-                    .as_f64()
-                    .and_then(serde_json::Number::from_f64)
-                    .map_or(value.clone(), Value::Number),
-                _ => value.clone(),
-            };
-            (value, expected, nested)
-        }
-        Language::Java | Language::JavaScript => {
-            let java = language == Language::Java;
-            let expected = if java {
-                java_expected_type(declared)
-            } else {
-                js_expected_type(declared)
-            }
-            .ok_or_else(unsupported)?;
-            let Value::String(text) = value else {
-                let error_type = if java {
-                    "type_error:java"
-                } else {
-                    "type_error:js"
-                };
-                return Err(Failure::new(
-                    error_type,
-                    format!("parameter {param:?} is not a string: {value}"),
-                ));
-            };
-            let is_collection = matches!(declared, "Array" | "ArrayList" | "array");
-            let nested_name = if is_collection { item_type } else { None };
-            let nested = nested_name.and_then(|n| {
-                if java {
-                    java_expected_type(n)
-                } else {
-                    js_expected_type(n)
-                }
-            });
-            let value = if java {
-                java_convert(text, declared, nested_name)
-            } else {
-                js_convert(text, declared, nested_name)
-            };
-            (value, expected, nested)
-        }
-    };
-    let is_variable = check_type(param, &value, acceptable, expected, nested)?;
-    if !is_variable {
-        match (&value, expected) {
-            (Value::Object(map), PyType::Dict) => return check_dict(map, acceptable),
-            (Value::Array(items), PyType::List) if nested == Some(PyType::Dict) => {
-                return check_list_of_dicts(items, acceptable);
-            }
-            (Value::String(text), PyType::Str) => return check_string(param, text, acceptable),
-            (Value::Array(items), PyType::List) => return check_list(param, items, acceptable),
-            _ => {}
-        }
-    }
-    if py_contains(acceptable, &value) {
-        Ok(())
-    } else {
-        Err(Failure::new(
-            "value_error:others",
-            format!("invalid value for parameter {param:?}: {value}"),
-        ))
-    }
 }
 
 /// True when the category's entries are scored by this checker (everything but multi-turn).

@@ -32,12 +32,15 @@
 //!
 //! [`Policy`]: agent_rl_core::Policy
 
+mod argument;
 mod category;
 mod checker;
 mod convert;
+mod convert_js;
 mod data;
 mod decode;
 mod params;
+mod pylit;
 mod pyparse;
 mod report;
 mod resolve;
@@ -49,7 +52,8 @@ pub use category::{Category, Language, Scoring};
 pub use checker::{
     CheckOptions, check_call, check_calls, check_entry, is_supported, model_function_name,
 };
-pub use convert::{java_convert, js_convert};
+pub use convert::java_convert;
+pub use convert_js::js_convert;
 pub use data::{BfclDataset, BfclEntry, BfclMessage, BfclVersion};
 pub use decode::{DecodedCall, as_calls, decode_text, is_empty_output, tool_calls_to_value};
 pub use params::Failure;

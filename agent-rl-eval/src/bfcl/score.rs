@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 
 use super::category::{Category, Language, Scoring};
 use super::checker::{CheckOptions, check_entry, model_function_name};
-use super::convert::{java_convert, js_convert};
+use super::convert::java_convert;
+use super::convert_js::js_convert;
 use super::data::{BfclDataset, BfclEntry};
 use super::decode::{as_calls, decode_text};
 use crate::error::{EvalError, Result};
