@@ -183,6 +183,7 @@ fn eval_bfcl_scores_a_result_file() {
         r#"{"id": "simple_python_1", "result": "[book_table(restaurant='Chez Anna', date='April 1, 2024')]"}"#,
         r#"{"id": "parallel_0", "result": "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"}"#,
         r#"{"id": "irrelevance_0", "result": "It was Leonardo da Vinci."}"#,
+        r#"{"id": "multiple_0", "result": [{"math_square": "{\"x\": 7}"}]}"#,
     ];
     std::fs::write(&results, lines.join("\n") + "\n").unwrap();
     let verdicts = dir.path().join("verdicts.jsonl");
@@ -213,11 +214,12 @@ fn eval_bfcl_scores_a_result_file() {
             {"id": "simple_python_1", "valid": false, "error_type": "simple_function_checker:missing_required"},
             {"id": "parallel_0", "valid": true, "error_type": null},
             {"id": "irrelevance_0", "valid": true, "error_type": null},
+            {"id": "multiple_0", "valid": true, "error_type": null},
         ])
     );
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(report["version"], "v4");
-    assert!((report["end_to_end_success"].as_f64().unwrap() - 0.75).abs() < 1e-12);
+    assert!((report["end_to_end_success"].as_f64().unwrap() - 0.8).abs() < 1e-12);
 }
 
 /// `eval tau replay` on the hand-written fixture (or on `$AGENT_RL_DATA/tau_bench`, retail dev):

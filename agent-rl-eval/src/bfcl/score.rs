@@ -52,9 +52,30 @@ pub struct ResultLine {
 pub fn score_output(entry: &BfclEntry, output: &Value, options: CheckOptions) -> Verdict {
     let decoded = match output {
         Value::String(text) => decode_text(text, entry.category.language()),
-        other => Ok(other.clone()),
+        other => Ok(parse_string_arguments(other)),
     };
     score_decoded(entry, decoded, options)
+}
+
+/// BFCL's own function-calling result files keep each call's arguments as a JSON string
+/// (`[{"fn": "{\"a\": 1}"}]`); such strings are parsed, as BFCL's decoders do.
+fn parse_string_arguments(decoded: &Value) -> Value {
+    let Value::Array(calls) = decoded else { return decoded.clone() };
+    let parse = |call: &Value| -> Value {
+        let Value::Object(map) = call else { return call.clone() };
+        let parsed = map.iter().map(|(name, arguments)| {
+            let arguments = match arguments {
+                Value::String(text) => match serde_json::from_str::<Value>(text) {
+                    Ok(object @ Value::Object(_)) => object,
+                    _ => arguments.clone(),
+                },
+                other => other.clone(),
+            };
+            (name.clone(), arguments)
+        });
+        Value::Object(parsed.collect())
+    };
+    Value::Array(calls.iter().map(parse).collect())
 }
 
 /// Scores the decoder's result for one entry: the decoded calls, or why decoding failed.
