@@ -10,7 +10,9 @@ output, never the question or answer records.
 
     pip install bfcl-eval==2026.3.23
     python scripts/bfcl_golden.py --data $AGENT_RL_DATA/bfcl/v4 \
-        --out agent-rl-eval/tests/fixtures/bfcl/golden.jsonl
+        --out agent-rl-eval/tests/fixtures/bfcl/golden.jsonl \
+        --replay-out agent-rl-eval/tests/fixtures/bfcl/replay_v4.json \
+        --v3-data $AGENT_RL_DATA/bfcl/v3 --replay-v3-out agent-rl-eval/tests/fixtures/bfcl/replay_v3.json
 
 bfcl-eval's model registry imports every model SDK; only the checker and the decoder are needed,
 so the registry is replaced by a two-entry stub before import (`dot_model` has
@@ -386,14 +388,20 @@ def relevance_vectors(entry, rng):
     return out
 
 
-def write_replay(data, out):
+V3_NAMES = {"simple_python": "simple", "simple_java": "java", "simple_javascript": "javascript"}
+
+
+def write_replay(data, out, version="v4"):
     """The official verdict of every AST entry's ground truth replayed with its first
-    acceptable values (the baseline a re-implementation must reproduce, quirks included)."""
+    acceptable values (the baseline a re-implementation must reproduce, quirks included).
+    Keys are v4 category names; v3 files are read under their v3 names."""
     summary = {}
     rng = random.Random(0)
     for category in AST_CATEGORIES:
-        entries = load(f"{data}/BFCL_v4_{category}.json")
-        answers = {a["id"]: a["ground_truth"] for a in load(f"{data}/possible_answer/BFCL_v4_{category}.json")}
+        name = V3_NAMES.get(category, category) if version == "v3" else category
+        prefix = f"BFCL_{version}_{name}.json"
+        entries = load(f"{data}/{prefix}")
+        answers = {a["id"]: a["ground_truth"] for a in load(f"{data}/possible_answer/{prefix}")}
         failing = {}
         for entry in entries:
             entry["category"] = category
@@ -417,9 +425,13 @@ def main():
     parser.add_argument("--seed", type=int, default=20260323)
     parser.add_argument("--replay-out", help="also write the official verdicts of every entry's "
                         "first acceptable values (per category: total, failing ids and error types)")
+    parser.add_argument("--v3-data", help="folder with the BFCL_v3_*.json files (with --replay-v3-out)")
+    parser.add_argument("--replay-v3-out", help="the same replay summary for the v3 data")
     args = parser.parse_args()
     if args.replay_out:
         write_replay(args.data, args.replay_out)
+    if args.v3_data and args.replay_v3_out:
+        write_replay(args.v3_data, args.replay_v3_out, "v3")
     rng = random.Random(args.seed)
     lines = []
     for category, count in {**AST_CATEGORIES, **RELEVANCE_CATEGORIES}.items():

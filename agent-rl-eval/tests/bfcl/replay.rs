@@ -20,7 +20,8 @@ use agent_rl_eval::bfcl::{
 };
 use serde_json::{Map, Value, json};
 
-const BASELINE: &str = include_str!("../fixtures/bfcl/replay_v4.json");
+const BASELINE_V4: &str = include_str!("../fixtures/bfcl/replay_v4.json");
+const BASELINE_V3: &str = include_str!("../fixtures/bfcl/replay_v3.json");
 
 fn first_acceptable(acceptable: &Value) -> Option<&Value> {
     match acceptable {
@@ -216,9 +217,16 @@ fn render_python(entry: &BfclEntry) -> String {
 #[test]
 fn replaying_ground_truths_scores_as_the_official_checker() {
     let Some(dir) = super::data_dir() else { return };
+    replay(&dir.join("v4"), BASELINE_V4);
+    // v3 has three more failing ground truths, fixed in v4 (simple_363, javascript_41,
+    // live_parallel_9-5-0)
+    replay(&dir.join("v3"), BASELINE_V3);
+}
+
+fn replay(dir: &std::path::Path, baseline: &str) {
     let started = Instant::now();
-    let dataset = BfclDataset::load(&dir.join("v4")).expect("load v4");
-    let baseline: BTreeMap<String, Value> = serde_json::from_str(BASELINE).expect("baseline");
+    let dataset = BfclDataset::load(dir).expect("load");
+    let baseline: BTreeMap<String, Value> = serde_json::from_str(baseline).expect("baseline");
     for (category, expected) in &baseline {
         let entries = dataset
             .categories
@@ -250,7 +258,8 @@ fn replaying_ground_truths_scores_as_the_official_checker() {
         }
         let accuracy = 1.0 - failing.len() as f64 / entries.len() as f64;
         eprintln!(
-            "{category}: replay accuracy {accuracy:.4} ({} of {} fail)",
+            "{}/{category}: replay accuracy {accuracy:.4} ({} of {} fail)",
+            dir.display(),
             failing.len(),
             entries.len()
         );
