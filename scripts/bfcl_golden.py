@@ -12,7 +12,8 @@ output, never the question or answer records.
     python scripts/bfcl_golden.py --data $AGENT_RL_DATA/bfcl/v4 \
         --out agent-rl-eval/tests/fixtures/bfcl/golden.jsonl \
         --replay-out agent-rl-eval/tests/fixtures/bfcl/replay_v4.json \
-        --v3-data $AGENT_RL_DATA/bfcl/v3 --replay-v3-out agent-rl-eval/tests/fixtures/bfcl/replay_v3.json
+        --v3-data $AGENT_RL_DATA/bfcl/v3 --replay-v3-out agent-rl-eval/tests/fixtures/bfcl/replay_v3.json \
+        --decoder-out agent-rl-eval/tests/fixtures/bfcl/decoder.jsonl
 
 bfcl-eval's model registry imports every model SDK; only the checker and the decoder are needed,
 so the registry is replaced by a two-entry stub before import (`dot_model` has
@@ -388,6 +389,40 @@ def relevance_vectors(entry, rng):
     return out
 
 
+# Prompting-mode texts for the decoder vectors: our own examples of what models write,
+# including the decoder's odd corners (unary plus negates, `not x` negates, calls without
+# keywords become their source text, names become strings).
+DECODER_TEXTS = [
+    "[f(a=1, b='x')]", "f(a=1)", "```\n[f(a=1)]\n```", "  [f(a=1)]\n", "'[f(a=1)]'",
+    "[f(a=1), g(b=2.5)]", "[mod.sub.fn(x=True, y=None)]", "[f(a=-3, b=-2.5, c=+4)]",
+    "[f(a=2*3, b=10/4, c=2**10, d=7//2, e=7%3, f=1+2.5, g='a'+'b')]",
+    "[f(a=[1, [2, 3]], b={'k': [1, {'z': 0}]})]", "[f(a=(1, 2), b=())]",
+    "[f(a=some_name, b=other.attr)]", "[f(a=g(x=1), b=h(1, 2), c=h())]", "[f(a=...)]",
+    "[f(1, 2, a=3)]", r"""[f(a='it\'s', b="q\"d", c='''tri''')]""",
+    r"[f(a='caf\u00e9', b='\\u00e9', c=r'\d+')]", "[f(a=1e3, b=1_000, c=0x1F, d=.5, e=5.)]",
+    "[f(a={1: 'one', 'two': 2})]", "[f(a={'x', 'y'})]", "[f(a=not True)]", "[f(a=-x)]",
+    "[f(a=[1, 2][0])]", "[f(a=1),]", "(f(a=1), g(b=2))", "[f(a=1) g(b=2)]", "[f(a=1]", "[]",
+    "[1, 2]", "I cannot do that.", "[f(a='x', a='y')]", "[f(a=True, b=False)]", "[f(a=[])]",
+    "[f(a={})]", '[f(a="multi word string, with punctuation!")]', "[f(a=f'x{1}')]",
+    "[f(a=3j)]", "[f(a=1 if True else 2)]", "[f(a=-(1))]", "[f(a=-True)]",
+    "[f(a=[x for x in y])]", "[get_weather(city='Paris, France', unit='celsius')]",
+    "Here you go: [f(a=1)]", "[f(a=1)] Hope this helps", "[f(a=1)]\n[g(b=2)]",
+    "[f(**kw)]", "[f(a=1, *args)]", "[f(a=None, b=[None])]", "[f(a=1.0, b=1, c=-0.0)]", "[f(a='x' 'y')]",
+    "[f(a=(1))]", "[f(a=(1,))]", "[f(a=[1,2,3], b=[ 'x' , 'y' ])]", "[f(a=2-3*4, b=(1+2)*3)]",
+]
+
+
+def write_decoder_vectors(out):
+    """The official prompting decoder on DECODER_TEXTS: the decoded calls, or null on error."""
+    with open(out, "w") as f:
+        for text in DECODER_TEXTS:
+            try:
+                decoded = json.loads(json.dumps(default_decode_ast_prompting(text)))
+            except Exception:
+                decoded = None
+            f.write(json.dumps({"text": text, "decoded": decoded}, ensure_ascii=False) + "\n")
+
+
 V3_NAMES = {"simple_python": "simple", "simple_java": "java", "simple_javascript": "javascript"}
 
 
@@ -425,11 +460,14 @@ def main():
     parser.add_argument("--seed", type=int, default=20260323)
     parser.add_argument("--replay-out", help="also write the official verdicts of every entry's "
                         "first acceptable values (per category: total, failing ids and error types)")
+    parser.add_argument("--decoder-out", help="also write the prompting-decoder vectors")
     parser.add_argument("--v3-data", help="folder with the BFCL_v3_*.json files (with --replay-v3-out)")
     parser.add_argument("--replay-v3-out", help="the same replay summary for the v3 data")
     args = parser.parse_args()
     if args.replay_out:
         write_replay(args.data, args.replay_out)
+    if args.decoder_out:
+        write_decoder_vectors(args.decoder_out)
     if args.v3_data and args.replay_v3_out:
         write_replay(args.v3_data, args.replay_v3_out, "v3")
     rng = random.Random(args.seed)

@@ -53,6 +53,9 @@ impl Parser {
             let save = self.pos;
             let mut raw = false;
             while let Some(c) = self.peek().filter(|c| "rRbBuUfF".contains(*c)) {
+                if c == 'f' || c == 'F' {
+                    return Err("f-strings are not literals".into());
+                }
                 raw |= c == 'r' || c == 'R';
                 self.pos += 1;
             }

@@ -216,14 +216,24 @@ impl Parser {
             }
             self.skip_ws();
             let save = self.pos;
-            if let Some(name) = self.identifier() {
+            if self.eat("**") {
+                // `**mapping`: Python's keyword with no name, which JSON spells "null"
+                keywords.retain(|(existing, _)| existing != "null");
+                keywords.push(("null".to_owned(), self.expression()?));
+            } else if self.eat("*") {
+                // `*iterable` is positional, and positional arguments are dropped
+                args.push(self.expression()?);
+            } else if let Some(name) = self.identifier() {
                 self.skip_ws();
                 if self.peek() == Some('=') && self.chars.get(self.pos + 1) != Some(&'=') {
                     self.pos += 1;
-                    if keywords.iter().any(|(existing, _)| existing == &name) {
-                        return Err(format!("keyword argument repeated: {name}"));
+                    // a repeated keyword keeps its first position and its last value, as
+                    // the official decoder's dict does
+                    let value = self.expression()?;
+                    match keywords.iter_mut().find(|(existing, _)| existing == &name) {
+                        Some(slot) => slot.1 = value,
+                        None => keywords.push((name, value)),
                     }
-                    keywords.push((name, self.expression()?));
                 } else {
                     self.pos = save;
                     args.push(self.expression()?);

@@ -60,9 +60,13 @@ pub fn score_output(entry: &BfclEntry, output: &Value, options: CheckOptions) ->
 /// BFCL's own function-calling result files keep each call's arguments as a JSON string
 /// (`[{"fn": "{\"a\": 1}"}]`); such strings are parsed, as BFCL's decoders do.
 fn parse_string_arguments(decoded: &Value) -> Value {
-    let Value::Array(calls) = decoded else { return decoded.clone() };
+    let Value::Array(calls) = decoded else {
+        return decoded.clone();
+    };
     let parse = |call: &Value| -> Value {
-        let Value::Object(map) = call else { return call.clone() };
+        let Value::Object(map) = call else {
+            return call.clone();
+        };
         let parsed = map.iter().map(|(name, arguments)| {
             let arguments = match arguments {
                 Value::String(text) => match serde_json::from_str::<Value>(text) {

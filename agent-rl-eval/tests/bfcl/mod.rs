@@ -4,6 +4,7 @@
 #![allow(clippy::print_stderr)]
 
 mod checker;
+mod decoder;
 mod golden;
 mod replay;
 mod runner;
