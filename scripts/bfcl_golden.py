@@ -412,15 +412,41 @@ DECODER_TEXTS = [
 ]
 
 
+# Java / JavaScript prompting outputs (arguments are source code).
+SOURCE_TEXTS = {
+    "java": [
+        '[Cache.resize(cache=userCache, size=64, timeoutMs=30000L)]',
+        '[Cache.resize(cache="userCache", flag=true, ratio=0.5f)]',
+        '[A.b(list=new ArrayList<>(Arrays.asList("a", "b")), arr=new int[]{1, 2})]',
+        '[A.b(map=new HashMap<String, Integer>() {{ put("k", 1); }})]',
+        "[A.b(c='x', d=SomeClass.class, e=obj.method(1))]",
+        '[A.b(x=1), C.d(y=2)]', '[A.b(1, 2)]', '[A.b(x=1, x=2)]', '[A.b(x=]', 'no call here',
+        '[A.b(s="with, comma", t="with (paren)")]',
+    ],
+    "javascript": [
+        "[showElement(selector='#menu', fade=0.5, visible=true)]",
+        '[f(list=[1, 2, 3], obj={a: 1, b: "x"})]', '[f(x=someVar, y=-3)]',
+        '[f(s="with, comma")]', '[f(x=1), g(y=2)]', '[f(x=]', '[f(a=new Array(1, 2))]',
+    ],
+}
+
+
 def write_decoder_vectors(out):
-    """The official prompting decoder on DECODER_TEXTS: the decoded calls, or null on error."""
+    """The official prompting decoders on DECODER_TEXTS (Python) and SOURCE_TEXTS (Java,
+    JavaScript): the decoded calls, or null on error."""
+    cases = [("python", text, ReturnFormat.PYTHON) for text in DECODER_TEXTS]
+    cases += [(lang, text, ReturnFormat.JAVA if lang == "java" else ReturnFormat.JAVASCRIPT)
+              for lang, texts in SOURCE_TEXTS.items() for text in texts]
     with open(out, "w") as f:
-        for text in DECODER_TEXTS:
+        for language, text, fmt in cases:
             try:
-                decoded = json.loads(json.dumps(default_decode_ast_prompting(text)))
+                decoded = json.loads(json.dumps(default_decode_ast_prompting(text, fmt)))
             except Exception:
                 decoded = None
-            f.write(json.dumps({"text": text, "decoded": decoded}, ensure_ascii=False) + "\n")
+            line = {"text": text, "decoded": decoded}
+            if language != "python":
+                line["language"] = language
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
 V3_NAMES = {"simple_python": "simple", "simple_java": "java", "simple_javascript": "javascript"}

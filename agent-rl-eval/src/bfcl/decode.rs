@@ -27,7 +27,7 @@ pub fn decode_text(text: &str, language: Language) -> Result<Value, String> {
     }
     match language {
         Language::Python => decode_python_calls(text).map(Value::Array),
-        Language::Java | Language::JavaScript => decode_source_call(text),
+        Language::Java | Language::JavaScript => decode_source_call(text, language),
     }
 }
 
@@ -91,7 +91,7 @@ pub fn is_empty_output(decoded: &Value) -> bool {
 
 /// Java/JavaScript prompting output: the first call `name(arg=value, …)`, each value kept as
 /// source text; a top-level string literal loses its quotes.
-fn decode_source_call(text: &str) -> Result<Value, String> {
+fn decode_source_call(text: &str, language: Language) -> Result<Value, String> {
     let wrapped = bracketed(text);
     let inner: String = {
         let chars: Vec<char> = wrapped.chars().collect();
@@ -116,11 +116,12 @@ fn decode_source_call(text: &str) -> Result<Value, String> {
     let body = &inner[open + 1..];
     let close = matching_close(body).ok_or("unbalanced parentheses")?;
     let rest = body[close + 1..].trim();
-    if !(rest.is_empty() || rest.starts_with(',') || rest == ";") {
+    // a second call (or anything else) after the first is a syntax error for tree-sitter
+    if !(rest.is_empty() || rest == ";") {
         return Err("unexpected text after the call".into());
     }
     let mut arguments = Map::new();
-    for part in split_top_level(&body[..close]) {
+    for part in split_top_level(&body[..close], language == Language::Java) {
         let part = part.trim();
         if part.is_empty() {
             continue;
@@ -134,11 +135,13 @@ fn decode_source_call(text: &str) -> Result<Value, String> {
             (value.len() >= 2 && value.starts_with(*quote) && value.ends_with(*quote))
                 .then(|| value[1..value.len() - 1].to_owned())
         });
+        let value = match (unquoted, language) {
+            (Some(text), _) => text,
+            (None, Language::Java) => java_source_value(value),
+            (None, _) => value.to_owned(),
+        };
         if arguments
-            .insert(
-                key.clone(),
-                Value::String(unquoted.unwrap_or_else(|| value.to_owned())),
-            )
+            .insert(key.clone(), Value::String(value))
             .is_some()
         {
             return Err(format!("argument {key} repeated"));
@@ -147,6 +150,50 @@ fn decode_source_call(text: &str) -> Result<Value, String> {
     let mut call = Map::new();
     call.insert(name.to_owned(), Value::Object(arguments));
     Ok(Value::Array(vec![Value::Object(call)]))
+}
+
+/// The official Java decoder rebuilds creation expressions from the syntax tree:
+/// `new T[] {a, b}` becomes `new T[]{a,b}`, and `new T<A, B>(x, y) {…}` becomes
+/// `new T<A,B>(x, y)` (an anonymous class body, e.g. a `HashMap`'s `put` block, is dropped).
+fn java_source_value(value: &str) -> String {
+    let unchanged = || value.to_owned();
+    let Some(rest) = value
+        .strip_prefix("new")
+        .filter(|r| r.starts_with(char::is_whitespace))
+    else {
+        return unchanged();
+    };
+    let rest = rest.trim_start();
+    let Some(type_end) = rest.find(['(', '[']) else {
+        return unchanged();
+    };
+    let type_text: String = rest[..type_end]
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let after = &rest[type_end..];
+    let items = |inner: &str, separator: &str| {
+        let parts: Vec<&str> = split_top_level(inner, true)
+            .into_iter()
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .collect();
+        parts.join(separator)
+    };
+    if let Some(array) = after.strip_prefix('[') {
+        let Some(init) = array.trim_start().strip_prefix(']').map(str::trim) else {
+            return unchanged();
+        };
+        return match init.strip_prefix('{').and_then(|i| i.strip_suffix('}')) {
+            Some(inner) => format!("new {type_text}[]{{{}}}", items(inner, ",")),
+            None => unchanged(),
+        };
+    }
+    let arguments = &after[1..];
+    match matching_close(arguments) {
+        Some(close) => format!("new {type_text}({})", items(&arguments[..close], ", ")),
+        None => unchanged(),
+    }
 }
 
 /// Index of the `)` closing an already opened `(`, skipping strings and nested brackets.
@@ -176,8 +223,9 @@ fn matching_close(text: &str) -> Option<usize> {
     None
 }
 
-/// Splits on commas outside strings and brackets.
-fn split_top_level(text: &str) -> Vec<&str> {
+/// Splits on commas outside strings and brackets (and outside `<…>` with `angle`, for Java
+/// generics).
+fn split_top_level(text: &str, angle: bool) -> Vec<&str> {
     let mut parts = Vec::new();
     let mut depth = 0usize;
     let mut quote: Option<char> = None;
@@ -197,6 +245,8 @@ fn split_top_level(text: &str) -> Vec<&str> {
         match c {
             '"' | '\'' | '`' => quote = Some(c),
             '(' | '[' | '{' => depth += 1,
+            '<' if angle => depth += 1,
+            '>' if angle => depth = depth.saturating_sub(1),
             ')' | ']' | '}' => depth = depth.saturating_sub(1),
             ',' if depth == 0 => {
                 parts.push(&text[start..index]);
