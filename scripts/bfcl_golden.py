@@ -164,6 +164,20 @@ def to_text(output):
     return "[" + ", ".join(calls) + "]"
 
 
+def to_source_text(entry, output):
+    """Java/JavaScript prompting text: string-typed arguments quoted, the rest raw source."""
+    calls = []
+    for call in output:
+        name, args = next(iter(call.items()))
+        props = find_doc(entry["function"], name)["parameters"].get("properties", {})
+        rendered = []
+        for key, value in args.items():
+            quoted = props.get(key, {}).get("type") in ("String", "char") or not isinstance(value, str)
+            rendered.append(f"{key}={json.dumps(value) if quoted else value}")
+        calls.append("%s(%s)" % (name, ", ".join(rendered)))
+    return "[" + ", ".join(calls) + "]"
+
+
 def pick_arg(output, rng, predicate=lambda v: True):
     slots = [(i, k) for i, call in enumerate(output) for k, v in next(iter(call.values())).items()
              if predicate(v)]
@@ -331,6 +345,8 @@ def vectors_for(entry, gt, rng):
     text_output = rename(base, underscore)
     if rng.random() < 0.5:
         cases.append(("text_prompting", None, to_text(text_output)))
+    if category in ("simple_java", "simple_javascript"):
+        cases.append(("text_source", None, to_source_text(entry, text_output)))
     if rng.random() < 0.15:
         cases.append(("text_markdown", None, "```\n" + to_text(text_output) + "\n```"))
     if rng.random() < 0.1:

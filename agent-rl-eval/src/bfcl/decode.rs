@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use super::category::Language;
 use super::resolve::{bracketed, decode_python_calls};
+use super::source_syntax::is_plausible_expression;
 
 /// Decodes raw model text.
 ///
@@ -135,6 +136,11 @@ fn decode_source_call(text: &str, language: Language) -> Result<Value, String> {
             (value.len() >= 2 && value.starts_with(*quote) && value.ends_with(*quote))
                 .then(|| value[1..value.len() - 1].to_owned())
         });
+        if unquoted.is_none() && !is_plausible_expression(value, language == Language::JavaScript) {
+            return Err(format!(
+                "argument {key} is not a {language:?} expression: {value}"
+            ));
+        }
         let value = match (unquoted, language) {
             (Some(text), _) => text,
             (None, Language::Java) => java_source_value(value),

@@ -46,6 +46,7 @@ mod report;
 mod resolve;
 mod runner;
 mod score;
+mod source_syntax;
 mod value;
 
 pub use category::{Category, Language, Scoring};
