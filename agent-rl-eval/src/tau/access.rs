@@ -10,7 +10,10 @@ pub fn item<'a>(value: &'a Value, key: &str) -> Result<&'a Value, Raised> {
     match value {
         Value::Object(map) => map.get(key).ok_or_else(|| format!("'{key}'")),
         Value::Array(_) => Err("list indices must be integers or slices, not str".to_owned()),
-        other => Err(format!("'{}' object is not subscriptable", type_name(other))),
+        other => Err(format!(
+            "'{}' object is not subscriptable",
+            type_name(other)
+        )),
     }
 }
 
@@ -18,28 +21,42 @@ pub fn item<'a>(value: &'a Value, key: &str) -> Result<&'a Value, Raised> {
 pub fn item_mut<'a>(value: &'a mut Value, key: &str) -> Result<&'a mut Value, Raised> {
     match value {
         Value::Object(map) => map.get_mut(key).ok_or_else(|| format!("'{key}'")),
-        other => Err(format!("'{}' object does not support item assignment", type_name(other))),
+        other => Err(format!(
+            "'{}' object does not support item assignment",
+            type_name(other)
+        )),
     }
 }
 
 /// The dict a value must be, as a map (for nested tables such as `payment_methods`).
 pub fn object<'a>(value: &'a Value, key: &str) -> Result<&'a Map<String, Value>, Raised> {
-    item(value, key)?.as_object().ok_or_else(|| format!("'{key}' is not a dict"))
+    item(value, key)?
+        .as_object()
+        .ok_or_else(|| format!("'{key}' is not a dict"))
 }
 
 /// Mutable nested dict.
-pub fn object_mut<'a>(value: &'a mut Value, key: &str) -> Result<&'a mut Map<String, Value>, Raised> {
-    item_mut(value, key)?.as_object_mut().ok_or_else(|| format!("'{key}' is not a dict"))
+pub fn object_mut<'a>(
+    value: &'a mut Value,
+    key: &str,
+) -> Result<&'a mut Map<String, Value>, Raised> {
+    item_mut(value, key)?
+        .as_object_mut()
+        .ok_or_else(|| format!("'{key}' is not a dict"))
 }
 
 /// The list at `value[key]`.
 pub fn array<'a>(value: &'a Value, key: &str) -> Result<&'a Vec<Value>, Raised> {
-    item(value, key)?.as_array().ok_or_else(|| format!("'{key}' is not a list"))
+    item(value, key)?
+        .as_array()
+        .ok_or_else(|| format!("'{key}' is not a list"))
 }
 
 /// Mutable list at `value[key]`.
 pub fn array_mut<'a>(value: &'a mut Value, key: &str) -> Result<&'a mut Vec<Value>, Raised> {
-    item_mut(value, key)?.as_array_mut().ok_or_else(|| format!("'{key}' is not a list"))
+    item_mut(value, key)?
+        .as_array_mut()
+        .ok_or_else(|| format!("'{key}' is not a list"))
 }
 
 /// Sets `value[key] = new` (a new key goes to the end, an existing one keeps its place).
@@ -49,7 +66,10 @@ pub fn set(value: &mut Value, key: &str, new: Value) -> Result<(), Raised> {
             map.insert(key.to_owned(), new);
             Ok(())
         }
-        other => Err(format!("'{}' object does not support item assignment", type_name(other))),
+        other => Err(format!(
+            "'{}' object does not support item assignment",
+            type_name(other)
+        )),
     }
 }
 
@@ -76,7 +96,10 @@ pub fn contains(haystack: &Value, needle: &str) -> Result<bool, Raised> {
         Value::String(text) => Ok(text.contains(needle)),
         Value::Array(items) => Ok(items.iter().any(|item| is_str(item, needle))),
         Value::Object(map) => Ok(map.contains_key(needle)),
-        other => Err(format!("argument of type '{}' is not iterable", type_name(other))),
+        other => Err(format!(
+            "argument of type '{}' is not iterable",
+            type_name(other)
+        )),
     }
 }
 
@@ -86,17 +109,29 @@ pub fn sorted(mut values: Vec<Value>) -> Result<Vec<Value>, Raised> {
         values.sort_by(|left, right| left.as_str().cmp(&right.as_str()));
         return Ok(values);
     }
-    if values.iter().all(|value| value.is_number() || value.is_boolean()) {
+    if values
+        .iter()
+        .all(|value| value.is_number() || value.is_boolean())
+    {
         let key = |value: &Value| super::py::PyNum::of(value).map_or(0.0, super::py::PyNum::as_f64);
         values.sort_by(|left, right| key(left).total_cmp(&key(right)));
         return Ok(values);
     }
     let first = values.first().map_or("str", type_name);
-    let other = values.iter().map(type_name).find(|name| *name != first).unwrap_or("str");
-    Err(format!("'<' not supported between instances of '{other}' and '{first}'"))
+    let other = values
+        .iter()
+        .map(type_name)
+        .find(|name| *name != first)
+        .unwrap_or("str");
+    Err(format!(
+        "'<' not supported between instances of '{other}' and '{first}'"
+    ))
 }
 
 /// Count of values equal (Python `==`) to `target`.
 pub fn count(values: &[Value], target: &Value) -> usize {
-    values.iter().filter(|value| super::py::equal(value, target)).count()
+    values
+        .iter()
+        .filter(|value| super::py::equal(value, target))
+        .count()
 }

@@ -79,7 +79,8 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
             }
             _ => {
                 let start = index;
-                while index < chars.len() && (chars[index].is_ascii_digit() || chars[index] == '.') {
+                while index < chars.len() && (chars[index].is_ascii_digit() || chars[index] == '.')
+                {
                     index += 1;
                 }
                 let literal: String = chars[start..index].iter().collect();
@@ -95,22 +96,33 @@ fn number_literal(literal: &str) -> Result<PyNum, String> {
         return Err(SYNTAX_ERROR.to_owned());
     }
     if literal.contains('.') {
-        return literal.parse::<f64>().map(PyNum::Float).map_err(|_| SYNTAX_ERROR.to_owned());
+        return literal
+            .parse::<f64>()
+            .map(PyNum::Float)
+            .map_err(|_| SYNTAX_ERROR.to_owned());
     }
     if literal.len() > 1 && literal.starts_with('0') && literal.chars().any(|ch| ch != '0') {
-        return Err("leading zeros in decimal integer literals are not permitted; use an 0o \
+        return Err(
+            "leading zeros in decimal integer literals are not permitted; use an 0o \
                     prefix for octal integers (<string>, line 1)"
-            .to_owned());
+                .to_owned(),
+        );
     }
     match literal.parse::<i64>() {
         Ok(int) => Ok(PyNum::Int(int)),
-        Err(_) => literal.parse::<f64>().map(PyNum::Float).map_err(|_| SYNTAX_ERROR.to_owned()),
+        Err(_) => literal
+            .parse::<f64>()
+            .map(PyNum::Float)
+            .map_err(|_| SYNTAX_ERROR.to_owned()),
     }
 }
 
 impl Parser {
     fn new(text: &str) -> Self {
-        Self { tokens: tokenize(text), position: 0 }
+        Self {
+            tokens: tokenize(text),
+            position: 0,
+        }
     }
 
     fn parse(&mut self) -> Result<PyNum, String> {
@@ -123,7 +135,10 @@ impl Parser {
     }
 
     fn peek(&self) -> Option<Token> {
-        self.tokens.as_ref().ok().and_then(|tokens| tokens.get(self.position).cloned())
+        self.tokens
+            .as_ref()
+            .ok()
+            .and_then(|tokens| tokens.get(self.position).cloned())
     }
 
     fn expr(&mut self) -> Result<PyNum, String> {
@@ -131,7 +146,11 @@ impl Parser {
         while let Some(token @ (Token::Plus | Token::Minus)) = self.peek() {
             self.position += 1;
             let right = self.term()?;
-            value = if token == Token::Plus { value.add(right) } else { value.sub(right) };
+            value = if token == Token::Plus {
+                value.plus(right)
+            } else {
+                value.minus(right)
+            };
         }
         Ok(value)
     }
@@ -142,7 +161,7 @@ impl Parser {
             self.position += 1;
             let right = self.factor()?;
             value = match token {
-                Token::Star => value.mul(right),
+                Token::Star => value.times(right),
                 Token::Slash => divide(value, right)?,
                 _ => floor_divide(value, right)?,
             };
@@ -158,7 +177,7 @@ impl Parser {
             }
             Some(Token::Minus) => {
                 self.position += 1;
-                Ok(self.factor()?.neg())
+                Ok(self.factor()?.negated())
             }
             _ => self.power(),
         }
@@ -183,7 +202,10 @@ impl Parser {
             Some(Token::Open) => {
                 self.position += 1;
                 if self.peek() == Some(Token::Close) {
-                    return Err("float() argument must be a string or a real number, not 'tuple'".to_owned());
+                    return Err(
+                        "float() argument must be a string or a real number, not 'tuple'"
+                            .to_owned(),
+                    );
                 }
                 let value = self.expr()?;
                 if self.peek() != Some(Token::Close) {
@@ -251,7 +273,10 @@ mod tests {
         assert_eq!(calculate("-7 // 2"), "-4.0");
         assert_eq!(calculate("10 ** 16"), "1e+16");
         assert_eq!(calculate("1 / 0"), "Error: division by zero");
-        assert_eq!(calculate("2 + x"), "Error: invalid characters in expression");
+        assert_eq!(
+            calculate("2 + x"),
+            "Error: invalid characters in expression"
+        );
         assert_eq!(calculate("1 +"), "Error: invalid syntax (<string>, line 1)");
     }
 }

@@ -8,7 +8,10 @@ use serde_json::{Map, Value};
 use crate::{EvalError, Result};
 
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| EvalError::Io { path: path.to_path_buf(), source })
+    std::fs::read_to_string(path).map_err(|source| EvalError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn parse<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T> {
@@ -100,7 +103,10 @@ pub struct ReplayFile {
 /// # Errors
 /// [`EvalError::Layout`] when neither `<dir>/<domain>` nor `<dir>/tau_bench/<domain>` exists.
 pub fn domain_dir(data_dir: &Path, domain: &str) -> Result<PathBuf> {
-    for candidate in [data_dir.join(domain), data_dir.join("tau_bench").join(domain)] {
+    for candidate in [
+        data_dir.join(domain),
+        data_dir.join("tau_bench").join(domain),
+    ] {
         if candidate.is_dir() {
             return Ok(candidate);
         }

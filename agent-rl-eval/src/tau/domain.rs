@@ -44,7 +44,9 @@ impl std::str::FromStr for Domain {
         match text {
             "retail" => Ok(Self::Retail),
             "airline" => Ok(Self::Airline),
-            other => Err(format!("unknown τ-bench domain `{other}` (retail, airline)")),
+            other => Err(format!(
+                "unknown τ-bench domain `{other}` (retail, airline)"
+            )),
         }
     }
 }
@@ -117,11 +119,24 @@ impl TauDb {
             Self::Airline(db) => db.invoke(name, args),
         };
         match result {
-            None => ToolOutcome { observation: format!("Unknown action {name}"), status: CallStatus::UnknownTool },
-            Some(Err(text)) => ToolOutcome { observation: format!("Error: {text}"), status: CallStatus::Raised },
+            None => ToolOutcome {
+                observation: format!("Unknown action {name}"),
+                status: CallStatus::UnknownTool,
+            },
+            Some(Err(text)) => ToolOutcome {
+                observation: format!("Error: {text}"),
+                status: CallStatus::Raised,
+            },
             Some(Ok(text)) => {
-                let status = if text.starts_with("Error: ") { CallStatus::ToolError } else { CallStatus::Ok };
-                ToolOutcome { observation: text, status }
+                let status = if text.starts_with("Error: ") {
+                    CallStatus::ToolError
+                } else {
+                    CallStatus::Ok
+                };
+                ToolOutcome {
+                    observation: text,
+                    status,
+                }
             }
         }
     }

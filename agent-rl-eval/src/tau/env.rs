@@ -6,7 +6,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_rl_core::{Action, CoreError, Environment, EnvironmentFactory, Message, StepOutcome, Task, ToolSpec};
+use agent_rl_core::{
+    Action, CoreError, Environment, EnvironmentFactory, Message, StepOutcome, Task, ToolSpec,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -45,7 +47,10 @@ impl TauSuite {
     pub fn load(data_dir: &Path, domain: Domain, split: &str) -> Result<Self> {
         let dir = domain_dir(data_dir, domain.as_str())?;
         let wiki_path = dir.join("wiki.md");
-        let wiki = std::fs::read_to_string(&wiki_path).map_err(|source| EvalError::Io { path: wiki_path, source })?;
+        let wiki = std::fs::read_to_string(&wiki_path).map_err(|source| EvalError::Io {
+            path: wiki_path,
+            source,
+        })?;
         let tools: Vec<ToolSpec> = load_json(&dir.join("tools.json"))?;
         Ok(Self {
             domain,
@@ -105,8 +110,20 @@ pub struct TauEnvironment {
 
 impl TauEnvironment {
     /// An environment over `initial` (copied at each reset) with `tools` for schema checks.
-    pub fn new(initial: Arc<TauDb>, tools: Arc<Vec<ToolSpec>>, user: Box<dyn UserSimulator>) -> Self {
-        Self { initial, tools, user, episode: None, responses: Vec::new(), stats: EpisodeStats::default(), done: false }
+    pub fn new(
+        initial: Arc<TauDb>,
+        tools: Arc<Vec<ToolSpec>>,
+        user: Box<dyn UserSimulator>,
+    ) -> Self {
+        Self {
+            initial,
+            tools,
+            user,
+            episode: None,
+            responses: Vec::new(),
+            stats: EpisodeStats::default(),
+            done: false,
+        }
     }
 
     /// Counters of the current (or last) episode.
@@ -120,7 +137,10 @@ impl TauEnvironment {
     }
 
     fn error(reason: impl Into<String>) -> CoreError {
-        CoreError::Environment { environment: "tau".into(), reason: reason.into() }
+        CoreError::Environment {
+            environment: "tau".into(),
+            reason: reason.into(),
+        }
     }
 
     fn finish(&mut self) -> Option<f32> {
@@ -135,8 +155,12 @@ impl TauEnvironment {
 
 impl Environment for TauEnvironment {
     fn reset(&mut self, task: &Task) -> Result<Vec<Message>, CoreError> {
-        let record: TauTask = serde_json::from_value(task.data.clone())
-            .map_err(|error| Self::error(format!("task `{}`: data is not a τ-bench task: {error}", task.id)))?;
+        let record: TauTask = serde_json::from_value(task.data.clone()).map_err(|error| {
+            Self::error(format!(
+                "task `{}`: data is not a τ-bench task: {error}",
+                task.id
+            ))
+        })?;
         let first = self.user.reset(&record.instruction)?;
         self.episode = Some((record, (*self.initial).clone()));
         self.responses.clear();
@@ -166,7 +190,8 @@ impl Environment for TauEnvironment {
                 self.stats.tool_calls += 1;
                 let outcome = db.call(&call.name, &call.arguments);
                 let schema = self.tools.iter().find(|tool| tool.name() == call.name);
-                let violation = schema.and_then(|tool| schema_violation(tool.parameters(), &call.arguments));
+                let violation =
+                    schema.and_then(|tool| schema_violation(tool.parameters(), &call.arguments));
                 match outcome.status {
                     CallStatus::UnknownTool => self.stats.unknown_tool_calls += 1,
                     _ if violation.is_some() => self.stats.invalid_argument_calls += 1,
@@ -183,7 +208,12 @@ impl Environment for TauEnvironment {
             }
         };
         let reward = if done { self.finish() } else { None };
-        Ok(StepOutcome { observation, done, reward, info })
+        Ok(StepOutcome {
+            observation,
+            done,
+            reward,
+            info,
+        })
     }
 }
 
@@ -196,13 +226,24 @@ pub struct TauEnvironmentFactory {
 
 impl TauEnvironmentFactory {
     /// A factory over the suite's database and tools; `make_user` builds each episode's customer.
-    pub fn new(suite: &TauSuite, make_user: impl Fn() -> Box<dyn UserSimulator> + Send + Sync + 'static) -> Self {
-        Self { initial: Arc::clone(&suite.db), tools: Arc::clone(&suite.tools), make_user: Box::new(make_user) }
+    pub fn new(
+        suite: &TauSuite,
+        make_user: impl Fn() -> Box<dyn UserSimulator> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            initial: Arc::clone(&suite.db),
+            tools: Arc::clone(&suite.tools),
+            make_user: Box::new(make_user),
+        }
     }
 }
 
 impl EnvironmentFactory for TauEnvironmentFactory {
     fn create(&self) -> Box<dyn Environment> {
-        Box::new(TauEnvironment::new(Arc::clone(&self.initial), Arc::clone(&self.tools), (self.make_user)()))
+        Box::new(TauEnvironment::new(
+            Arc::clone(&self.initial),
+            Arc::clone(&self.tools),
+            (self.make_user)(),
+        ))
     }
 }

@@ -14,6 +14,7 @@
 
 mod access;
 pub mod airline;
+mod args;
 mod calculate;
 pub mod data;
 pub mod domain;
@@ -22,17 +23,17 @@ pub mod py;
 pub mod pyjson;
 pub mod replay;
 pub mod report;
-pub mod reward;
 pub mod retail;
+pub mod reward;
 pub mod runner;
 pub mod schema;
 pub mod user;
 
 pub use data::{ReplayFile, ReplayStep, ReplayTask, TauAction, TauTask};
 pub use domain::{CallStatus, Domain, TauDb, ToolOutcome};
-pub use replay::{load_tasks, replay_actions, replay_split, replay_task};
-pub use reward::{RewardInfo, TERMINATE_TOOL, compute_reward, pass_hat_k};
 pub use env::{EpisodeStats, TauEnvironment, TauEnvironmentFactory, TauSuite};
-pub use user::{LlmUser, STOP_TOKEN, ScriptedUser, UserSimulator, load_user_prompt};
+pub use replay::{load_tasks, replay_actions, replay_split, replay_task};
 pub use report::TauReport;
+pub use reward::{RewardInfo, TERMINATE_TOOL, compute_reward, pass_hat_k};
 pub use runner::{EpisodeResult, TauRunConfig, run_tau};
+pub use user::{LlmUser, STOP_TOKEN, ScriptedUser, UserSimulator, load_user_prompt};

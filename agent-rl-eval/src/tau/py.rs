@@ -61,7 +61,12 @@ impl PyNum {
         }
     }
 
-    fn combine(self, other: Self, int_op: fn(i64, i64) -> Option<i64>, float_op: fn(f64, f64) -> f64) -> Self {
+    fn combine(
+        self,
+        other: Self,
+        int_op: fn(i64, i64) -> Option<i64>,
+        float_op: fn(f64, f64) -> f64,
+    ) -> Self {
         match (self, other) {
             (Self::Int(left), Self::Int(right)) => match int_op(left, right) {
                 Some(int) => Self::Int(int),
@@ -72,23 +77,23 @@ impl PyNum {
     }
 
     /// `self + other`.
-    pub fn add(self, other: Self) -> Self {
+    pub fn plus(self, other: Self) -> Self {
         self.combine(other, i64::checked_add, |left, right| left + right)
     }
 
     /// `self - other`.
-    pub fn sub(self, other: Self) -> Self {
+    pub fn minus(self, other: Self) -> Self {
         self.combine(other, i64::checked_sub, |left, right| left - right)
     }
 
     /// `self * other`.
-    pub fn mul(self, other: Self) -> Self {
+    pub fn times(self, other: Self) -> Self {
         self.combine(other, i64::checked_mul, |left, right| left * right)
     }
 
     /// `-self`.
-    pub fn neg(self) -> Self {
-        Self::Int(0).sub(self)
+    pub fn negated(self) -> Self {
+        Self::Int(0).minus(self)
     }
 
     /// `abs(self)`.
@@ -135,7 +140,11 @@ impl PyNum {
 /// Reads a number operand, raising Python's `TypeError` text for `op` otherwise.
 pub fn num(value: &Value, other: &Value, op: &str) -> Result<PyNum, Raised> {
     PyNum::of(value).ok_or_else(|| {
-        format!("unsupported operand type(s) for {op}: '{}' and '{}'", type_name(value), type_name(other))
+        format!(
+            "unsupported operand type(s) for {op}: '{}' and '{}'",
+            type_name(value),
+            type_name(other)
+        )
     })
 }
 
@@ -192,7 +201,10 @@ pub fn key_text(key: &Value) -> String {
 pub fn iterate(value: &Value) -> Result<Vec<Value>, Raised> {
     match value {
         Value::Array(items) => Ok(items.clone()),
-        Value::String(text) => Ok(text.chars().map(|ch| Value::String(ch.to_string())).collect()),
+        Value::String(text) => Ok(text
+            .chars()
+            .map(|ch| Value::String(ch.to_string()))
+            .collect()),
         Value::Object(map) => Ok(map.keys().map(|key| Value::String(key.clone())).collect()),
         other => Err(format!("'{}' object is not iterable", type_name(other))),
     }
@@ -204,7 +216,9 @@ pub fn to_str(value: &Value) -> String {
         Value::String(text) => text.clone(),
         Value::Null => "None".to_owned(),
         Value::Bool(flag) => if *flag { "True" } else { "False" }.to_owned(),
-        Value::Number(_) => PyNum::of(value).map(PyNum::to_py_string).unwrap_or_default(),
+        Value::Number(_) => PyNum::of(value)
+            .map(PyNum::to_py_string)
+            .unwrap_or_default(),
         other => {
             let mut text = String::new();
             super::pyjson::hashable_repr_into(other, &mut text);
@@ -219,7 +233,10 @@ pub fn len(value: &Value) -> Result<usize, Raised> {
         Value::Array(items) => Ok(items.len()),
         Value::String(text) => Ok(text.chars().count()),
         Value::Object(map) => Ok(map.len()),
-        other => Err(format!("object of type '{}' has no len()", type_name(other))),
+        other => Err(format!(
+            "object of type '{}' has no len()",
+            type_name(other)
+        )),
     }
 }
 
@@ -235,76 +252,14 @@ pub fn index<'a>(table: &'a Map<String, Value>, key: &Value) -> Result<&'a Value
     lookup(table, key)?.ok_or_else(|| key_error(key))
 }
 
-/// The class name of a tool (`get_user_details` → `GetUserDetails`), as in CPython's messages.
-pub fn class_name(tool: &str) -> String {
-    tool.split('_')
-        .map(|part| {
-            let mut chars = part.chars();
-            chars.next().map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
-        })
-        .collect()
-}
-
-/// Binds keyword arguments to a tool's parameters like CPython calling `invoke(data, **kwargs)`:
-/// an unexpected name is reported first, then all missing names.
-///
-/// # Errors
-/// The `TypeError` text CPython would raise.
-pub fn bind<'a>(tool: &str, params: &[&str], args: &'a Value) -> Result<Vec<&'a Value>, Raised> {
-    let class = class_name(tool);
-    let Value::Object(map) = args else {
-        return Err(format!(
-            "{class}.invoke() argument after ** must be a mapping, not {}",
-            type_name(args)
-        ));
-    };
-    for key in map.keys() {
-        if key == "data" {
-            return Err(format!("{class}.invoke() got multiple values for argument 'data'"));
-        }
-        if !params.contains(&key.as_str()) {
-            return Err(format!("{class}.invoke() got an unexpected keyword argument '{key}'"));
-        }
-    }
-    let missing: Vec<String> =
-        params.iter().filter(|name| !map.contains_key(**name)).map(|name| format!("'{name}'")).collect();
-    if !missing.is_empty() {
-        let names = match missing.len() {
-            1 => missing[0].clone(),
-            2 => format!("{} and {}", missing[0], missing[1]),
-            count => format!("{}, and {}", missing[..count - 1].join(", "), missing[count - 1]),
-        };
-        let plural = if missing.len() == 1 { "" } else { "s" };
-        return Err(format!(
-            "{class}.invoke() missing {} required positional argument{plural}: {names}",
-            missing.len()
-        ));
-    }
-    Ok(params.iter().filter_map(|name| map.get(*name)).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn binding_reports_like_cpython() {
-        let params = ["order_id", "reason", "extra"];
-        assert_eq!(
-            bind("cancel_pending_order", &params, &json!({})).err().as_deref(),
-            Some("CancelPendingOrder.invoke() missing 3 required positional arguments: 'order_id', 'reason', and 'extra'")
-        );
-        assert_eq!(
-            bind("cancel_pending_order", &params[..2], &json!({"order_id": 1, "x": 2})).err().as_deref(),
-            Some("CancelPendingOrder.invoke() got an unexpected keyword argument 'x'")
-        );
-    }
 
     #[test]
     fn arithmetic_keeps_int_float_distinction() {
-        assert_eq!(PyNum::Int(2).add(PyNum::Int(3)), PyNum::Int(5));
-        assert_eq!(PyNum::Int(2).add(PyNum::Float(0.5)), PyNum::Float(2.5));
+        assert_eq!(PyNum::Int(2).plus(PyNum::Int(3)), PyNum::Int(5));
+        assert_eq!(PyNum::Int(2).plus(PyNum::Float(0.5)), PyNum::Float(2.5));
         assert_eq!(PyNum::Int(7).round2(), PyNum::Int(7));
     }
 }

@@ -18,7 +18,12 @@ pub fn float_repr(value: f64) -> String {
         return if value > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
     }
     if value == 0.0 {
-        return if value.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
+        return if value.is_sign_negative() {
+            "-0.0"
+        } else {
+            "0.0"
+        }
+        .to_owned();
     }
     let sci = format!("{value:e}");
     let (mantissa, exponent) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
@@ -143,7 +148,11 @@ pub fn dumps(value: &Value) -> String {
 
 /// Python `repr(str)`: single quotes unless the text contains `'` and no `"`.
 fn str_repr(text: &str, out: &mut String) {
-    let quote = if text.contains('\'') && !text.contains('"') { '"' } else { '\'' };
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     out.push(quote);
     for ch in text.chars() {
         match ch {
@@ -155,7 +164,9 @@ fn str_repr(text: &str, out: &mut String) {
                 out.push('\\');
                 out.push(c);
             }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -269,7 +280,10 @@ mod tests {
     #[test]
     fn dumps_matches_python() {
         let value = json!({"b": [1, 2.5, "é\"x"], "a": {}, "c": null, "d": true});
-        assert_eq!(dumps(&value), r#"{"b": [1, 2.5, "\u00e9\"x"], "a": {}, "c": null, "d": true}"#);
+        assert_eq!(
+            dumps(&value),
+            r#"{"b": [1, 2.5, "\u00e9\"x"], "a": {}, "c": null, "d": true}"#
+        );
     }
 
     #[test]

@@ -19,7 +19,10 @@ pub fn load_tasks(domain_dir: &Path, split: &str) -> Result<Vec<TauTask>> {
 
 /// Replays the task's actions on a copy of `initial`, as the reward does: the terminate tool is
 /// skipped (observation `None`). Returns the final database, the steps and each call's status.
-pub fn replay_actions(initial: &TauDb, task: &TauTask) -> (TauDb, Vec<ReplayStep>, Vec<Option<CallStatus>>) {
+pub fn replay_actions(
+    initial: &TauDb,
+    task: &TauTask,
+) -> (TauDb, Vec<ReplayStep>, Vec<Option<CallStatus>>) {
     let mut db = initial.clone();
     let mut steps = Vec::with_capacity(task.actions.len());
     let mut statuses = Vec::with_capacity(task.actions.len());
@@ -30,7 +33,11 @@ pub fn replay_actions(initial: &TauDb, task: &TauTask) -> (TauDb, Vec<ReplayStep
             let outcome = db.call(&action.name, &action.kwargs);
             (Some(outcome.observation), Some(outcome.status))
         };
-        steps.push(ReplayStep { name: action.name.clone(), kwargs: action.kwargs.clone(), observation });
+        steps.push(ReplayStep {
+            name: action.name.clone(),
+            kwargs: action.kwargs.clone(),
+            observation,
+        });
         statuses.push(status);
     }
     (db, steps, statuses)
@@ -41,10 +48,19 @@ pub fn replay_actions(initial: &TauDb, task: &TauTask) -> (TauDb, Vec<ReplayStep
 pub fn replay_task(initial: &TauDb, task_index: usize, task: &TauTask) -> ReplayTask {
     let (db, steps, _) = replay_actions(initial, task);
     let info = compute_reward(initial, task, &db, &task.outputs);
-    ReplayTask { task_index, gt_data_hash: Some(info.gt_data_hash), reward: Some(info.reward), steps }
+    ReplayTask {
+        task_index,
+        gt_data_hash: Some(info.gt_data_hash),
+        reward: Some(info.reward),
+        steps,
+    }
 }
 
 /// Replays every task of a split.
 pub fn replay_split(initial: &TauDb, tasks: &[TauTask]) -> Vec<ReplayTask> {
-    tasks.iter().enumerate().map(|(index, task)| replay_task(initial, index, task)).collect()
+    tasks
+        .iter()
+        .enumerate()
+        .map(|(index, task)| replay_task(initial, index, task))
+        .collect()
 }

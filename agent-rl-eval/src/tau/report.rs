@@ -39,7 +39,12 @@ pub struct TauReport {
 
 impl TauReport {
     /// Aggregates finished episodes. A trial succeeds when its reward is within 1e-6 of 1.
-    pub fn from_episodes(domain: Domain, split: &str, trials: usize, episodes: Vec<EpisodeResult>) -> Self {
+    pub fn from_episodes(
+        domain: Domain,
+        split: &str,
+        trials: usize,
+        episodes: Vec<EpisodeResult>,
+    ) -> Self {
         let count = episodes.len().max(1) as f64;
         let mut successes: BTreeMap<usize, usize> = BTreeMap::new();
         for episode in &episodes {
@@ -49,10 +54,15 @@ impl TauReport {
             }
         }
         let per_task: Vec<usize> = successes.values().copied().collect();
-        let attempts: usize = episodes.iter().map(|e| e.stats.tool_calls + e.malformed_calls).sum();
+        let attempts: usize = episodes
+            .iter()
+            .map(|e| e.stats.tool_calls + e.malformed_calls)
+            .sum();
         let hallucinated: usize = episodes
             .iter()
-            .map(|e| e.stats.unknown_tool_calls + e.stats.invalid_argument_calls + e.malformed_calls)
+            .map(|e| {
+                e.stats.unknown_tool_calls + e.stats.invalid_argument_calls + e.malformed_calls
+            })
             .sum();
         Self {
             domain,
@@ -61,9 +71,21 @@ impl TauReport {
             trials,
             average_reward: episodes.iter().map(|e| f64::from(e.reward)).sum::<f64>() / count,
             pass_hat_k: pass_hat_k(&per_task, trials),
-            average_tool_calls: episodes.iter().map(|e| e.stats.tool_calls as f64).sum::<f64>() / count,
-            hallucinated_tool_call_rate: if attempts == 0 { 0.0 } else { hallucinated as f64 / attempts as f64 },
-            average_conversation_length: episodes.iter().map(|e| e.messages.len() as f64).sum::<f64>() / count,
+            average_tool_calls: episodes
+                .iter()
+                .map(|e| e.stats.tool_calls as f64)
+                .sum::<f64>()
+                / count,
+            hallucinated_tool_call_rate: if attempts == 0 {
+                0.0
+            } else {
+                hallucinated as f64 / attempts as f64
+            },
+            average_conversation_length: episodes
+                .iter()
+                .map(|e| e.messages.len() as f64)
+                .sum::<f64>()
+                / count,
             failed_episodes: episodes.iter().filter(|e| e.error.is_some()).count(),
             episodes,
         }
@@ -71,13 +93,29 @@ impl TauReport {
 
     /// A Markdown table of the summary.
     pub fn to_markdown(&self) -> String {
-        let mut text = format!("## τ-bench {} ({})\n\n| metric | value |\n|---|---:|\n", self.domain.as_str(), self.split);
+        let mut text = format!(
+            "## τ-bench {} ({})\n\n| metric | value |\n|---|---:|\n",
+            self.domain.as_str(),
+            self.split
+        );
         let rows = [
-            ("tasks × trials", format!("{} × {}", self.tasks, self.trials)),
+            (
+                "tasks × trials",
+                format!("{} × {}", self.tasks, self.trials),
+            ),
             ("average reward", format!("{:.4}", self.average_reward)),
-            ("average tool calls per task", format!("{:.2}", self.average_tool_calls)),
-            ("hallucinated tool-call rate", format!("{:.4}", self.hallucinated_tool_call_rate)),
-            ("average conversation length (messages)", format!("{:.2}", self.average_conversation_length)),
+            (
+                "average tool calls per task",
+                format!("{:.2}", self.average_tool_calls),
+            ),
+            (
+                "hallucinated tool-call rate",
+                format!("{:.4}", self.hallucinated_tool_call_rate),
+            ),
+            (
+                "average conversation length (messages)",
+                format!("{:.2}", self.average_conversation_length),
+            ),
             ("failed episodes", self.failed_episodes.to_string()),
         ];
         for (name, value) in rows {

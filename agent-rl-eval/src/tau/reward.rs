@@ -37,12 +37,20 @@ pub fn apply_ground_truth(db: &mut TauDb, task: &TauTask) {
 /// Whether `output` occurs in `response` as the original checks it: lower-cased output in the
 /// lower-cased response with its commas removed.
 pub fn output_said(output: &str, response: &str) -> bool {
-    response.to_lowercase().replace(',', "").contains(&output.to_lowercase())
+    response
+        .to_lowercase()
+        .replace(',', "")
+        .contains(&output.to_lowercase())
 }
 
 /// Computes the reward of an episode that left `final_db`, given a fresh `initial` database and
 /// the agent's `responses` (texts of its `respond` actions).
-pub fn compute_reward(initial: &TauDb, task: &TauTask, final_db: &TauDb, responses: &[String]) -> RewardInfo {
+pub fn compute_reward(
+    initial: &TauDb,
+    task: &TauTask,
+    final_db: &TauDb,
+    responses: &[String],
+) -> RewardInfo {
     let data_hash = final_db.data_hash();
     let mut ground_truth = initial.clone();
     apply_ground_truth(&mut ground_truth, task);
@@ -50,12 +58,20 @@ pub fn compute_reward(initial: &TauDb, task: &TauTask, final_db: &TauDb, respons
     let r_actions = data_hash == gt_data_hash;
     let mut outputs = Map::new();
     for output in &task.outputs {
-        let found = responses.iter().any(|response| output_said(output, response));
+        let found = responses
+            .iter()
+            .any(|response| output_said(output, response));
         outputs.insert(output.clone(), Value::Bool(found));
     }
     let all_said = outputs.values().all(|found| found == &Value::Bool(true));
     let reward = if r_actions && all_said { 1.0 } else { 0.0 };
-    RewardInfo { reward, r_actions, gt_data_hash, data_hash, outputs }
+    RewardInfo {
+        reward,
+        r_actions,
+        gt_data_hash,
+        data_hash,
+        outputs,
+    }
 }
 
 /// Binomial coefficient as a float (exact for the small values used here).
@@ -74,7 +90,10 @@ pub fn pass_hat_k(successes: &[usize], trials: usize) -> Vec<f64> {
     }
     (1..=trials)
         .map(|k| {
-            let total: f64 = successes.iter().map(|&c| choose(c, k) / choose(trials, k)).sum();
+            let total: f64 = successes
+                .iter()
+                .map(|&c| choose(c, k) / choose(trials, k))
+                .sum();
             total / successes.len() as f64
         })
         .collect()
@@ -94,7 +113,7 @@ mod tests {
 
     #[test]
     fn outputs_ignore_case_and_commas() {
-        assert!(output_said("1,234.5", "It costs 1234.5") == false);
+        assert!(!output_said("1,234.5", "It costs 1234.5"));
         assert!(output_said("1234.5", "It costs $1,234.5"));
         assert!(output_said("Jeans", "the JEANS"));
     }

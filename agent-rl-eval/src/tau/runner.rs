@@ -34,7 +34,10 @@ impl Default for TauRunConfig {
             trials: 1,
             max_steps: 30,
             batch_size: 8,
-            sampling: SamplingConfig { temperature: 0.0, ..SamplingConfig::default() },
+            sampling: SamplingConfig {
+                temperature: 0.0,
+                ..SamplingConfig::default()
+            },
         }
     }
 }
@@ -45,9 +48,16 @@ impl TauRunConfig {
     /// # Errors
     /// [`EvalError::InvalidConfig`] naming the field.
     pub fn validate(&self) -> Result<()> {
-        for (field, value) in [("trials", self.trials), ("max_steps", self.max_steps), ("batch_size", self.batch_size)] {
+        for (field, value) in [
+            ("trials", self.trials),
+            ("max_steps", self.max_steps),
+            ("batch_size", self.batch_size),
+        ] {
             if value == 0 {
-                return Err(EvalError::InvalidConfig { field: field.into(), reason: "must be at least 1".into() });
+                return Err(EvalError::InvalidConfig {
+                    field: field.into(),
+                    reason: "must be at least 1".into(),
+                });
             }
         }
         Ok(())
@@ -115,29 +125,44 @@ pub fn run_tau(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<TauReport> {
     config.validate()?;
-    let task_ids: Vec<usize> = config.task_ids.clone().unwrap_or_else(|| (0..suite.tasks.len()).collect());
+    let task_ids: Vec<usize> = config
+        .task_ids
+        .clone()
+        .unwrap_or_else(|| (0..suite.tasks.len()).collect());
     if let Some(bad) = task_ids.iter().find(|&&id| id >= suite.tasks.len()) {
         return Err(EvalError::InvalidConfig {
             field: "task_ids".into(),
             reason: format!("task {bad} out of range (split has {})", suite.tasks.len()),
         });
     }
-    let jobs: Vec<(usize, usize)> =
-        (0..config.trials).flat_map(|trial| task_ids.iter().map(move |&task| (task, trial))).collect();
+    let jobs: Vec<(usize, usize)> = (0..config.trials)
+        .flat_map(|trial| task_ids.iter().map(move |&task| (task, trial)))
+        .collect();
     let mut results = Vec::with_capacity(jobs.len());
     for chunk in jobs.chunks(config.batch_size) {
         let mut running: Vec<Running> = Vec::with_capacity(chunk.len());
         for &(task_id, trial) in chunk {
-            let task = suite.task(task_id).ok_or_else(|| EvalError::InvalidConfig {
-                field: "task_ids".into(),
-                reason: format!("task {task_id} out of range"),
-            })?;
+            let task = suite
+                .task(task_id)
+                .ok_or_else(|| EvalError::InvalidConfig {
+                    field: "task_ids".into(),
+                    reason: format!("task {task_id} out of range"),
+                })?;
             let mut env = suite.environment(make_user(task_id, trial));
             let (messages, error) = match env.reset(&task) {
                 Ok(messages) => (messages, None),
                 Err(error) => (task.messages.clone(), Some(error.to_string())),
             };
-            let mut episode = Running { task_id, trial, env, messages, steps: 0, malformed_calls: 0, reward: None, error };
+            let mut episode = Running {
+                task_id,
+                trial,
+                env,
+                messages,
+                steps: 0,
+                malformed_calls: 0,
+                reward: None,
+                error,
+            };
             if episode.error.is_some() {
                 episode.reward = Some(0.0);
             }
@@ -155,7 +180,10 @@ pub fn run_tau(
         while !active.is_empty() {
             let requests: Vec<ChatRequest> = active
                 .iter()
-                .map(|episode| ChatRequest { messages: episode.messages.clone(), tools: suite.tools.as_ref().clone() })
+                .map(|episode| ChatRequest {
+                    messages: episode.messages.clone(),
+                    tools: suite.tools.as_ref().clone(),
+                })
                 .collect();
             let completions = policy.generate(&requests, &config.sampling)?;
             let mut still = Vec::with_capacity(active.len());
@@ -174,7 +202,12 @@ pub fn run_tau(
             active = still;
         }
     }
-    Ok(TauReport::from_episodes(suite.domain, &suite.split, config.trials, results))
+    Ok(TauReport::from_episodes(
+        suite.domain,
+        &suite.split,
+        config.trials,
+        results,
+    ))
 }
 
 /// One agent turn: the first tool call if any (the others are dropped), else a reply.
@@ -184,11 +217,15 @@ fn advance(episode: &mut Running, parsed: &agent_rl_core::ParsedOutput) {
     let action = match parsed.tool_calls.first() {
         Some(call) => {
             let content = Some(parsed.content.clone()).filter(|text| !text.is_empty());
-            episode.messages.push(Message::assistant_tool_calls(content, vec![call.clone()]));
+            episode
+                .messages
+                .push(Message::assistant_tool_calls(content, vec![call.clone()]));
             Action::ToolCall(call.clone())
         }
         None => {
-            episode.messages.push(Message::assistant(parsed.content.clone()));
+            episode
+                .messages
+                .push(Message::assistant(parsed.content.clone()));
             Action::Respond(parsed.content.clone())
         }
     };

@@ -31,7 +31,10 @@ fn check(schema: &Value, value: &Value, path: &str) -> Option<String> {
     if let Some(options) = schema.get("enum").and_then(Value::as_array)
         && !options.contains(value)
     {
-        return Some(format!("{path}: not one of {}", Value::Array(options.clone())));
+        return Some(format!(
+            "{path}: not one of {}",
+            Value::Array(options.clone())
+        ));
     }
     if let Value::Object(map) = value {
         let properties = schema.get("properties").and_then(Value::as_object);
@@ -77,7 +80,10 @@ mod tests {
             "flights": {"type": "array", "items": {"type": "object",
                 "properties": {"date": {"type": "string"}}, "required": ["date"]}},
             "count": {"type": "integer"}}, "required": ["cabin"]});
-        assert_eq!(schema_violation(&schema, &json!({"cabin": "economy", "count": 2})), None);
+        assert_eq!(
+            schema_violation(&schema, &json!({"cabin": "economy", "count": 2})),
+            None
+        );
         assert!(schema_violation(&schema, &json!({"cabin": "first"})).is_some());
         assert!(schema_violation(&schema, &json!({"count": 2})).is_some());
         assert!(schema_violation(&schema, &json!({"cabin": "economy", "count": 2.5})).is_some());

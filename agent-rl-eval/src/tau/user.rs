@@ -40,11 +40,19 @@ pub struct ScriptedUser {
 impl ScriptedUser {
     /// A user that says `turns` in order (the first one is the opening message).
     pub fn new(turns: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        Self { turns: turns.into_iter().map(Into::into).collect(), next: 0, heard: Vec::new() }
+        Self {
+            turns: turns.into_iter().map(Into::into).collect(),
+            next: 0,
+            heard: Vec::new(),
+        }
     }
 
     fn next_turn(&mut self) -> String {
-        let turn = self.turns.get(self.next).cloned().unwrap_or_else(|| STOP_TOKEN.to_owned());
+        let turn = self
+            .turns
+            .get(self.next)
+            .cloned()
+            .unwrap_or_else(|| STOP_TOKEN.to_owned());
         self.next += 1;
         turn
     }
@@ -68,8 +76,10 @@ impl UserSimulator for ScriptedUser {
 /// # Errors
 /// [`EvalError::Io`] naming the file; [`EvalError::Layout`] when the placeholder is missing.
 pub fn load_user_prompt(path: &Path) -> Result<String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| EvalError::Io { path: path.to_path_buf(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     if !text.contains("{instruction}") {
         return Err(EvalError::Layout {
             path: path.to_path_buf(),
@@ -86,7 +96,11 @@ pub fn render_user_prompt(template: &str, instruction: &str) -> String {
     if instruction.is_empty() && template.contains(PARAGRAPH) {
         template.replace(PARAGRAPH, "\n")
     } else if instruction.is_empty() {
-        template.lines().filter(|line| !line.contains("{instruction}")).collect::<Vec<_>>().join("\n")
+        template
+            .lines()
+            .filter(|line| !line.contains("{instruction}"))
+            .collect::<Vec<_>>()
+            .join("\n")
     } else {
         template.replace("{instruction}", instruction)
     }
@@ -104,15 +118,30 @@ pub struct LlmUser<P> {
 impl<P: Policy + Send> LlmUser<P> {
     /// A simulator using `policy` with the prompt `template` (see [`load_user_prompt`]).
     pub fn new(policy: P, template: impl Into<String>, sampling: SamplingConfig) -> Self {
-        Self { policy, template: template.into(), sampling, history: Vec::new() }
+        Self {
+            policy,
+            template: template.into(),
+            sampling,
+            history: Vec::new(),
+        }
     }
 
     fn reply(&mut self) -> Result<String, CoreError> {
-        let request = ChatRequest { messages: self.history.clone(), tools: Vec::new() };
-        let completion = self.policy.generate(&[request], &self.sampling)?.into_iter().next();
-        let text = completion.map(|completion| completion.text.trim().to_owned()).ok_or_else(|| {
-            CoreError::Environment { environment: "tau user".into(), reason: "no completion".into() }
-        })?;
+        let request = ChatRequest {
+            messages: self.history.clone(),
+            tools: Vec::new(),
+        };
+        let completion = self
+            .policy
+            .generate(&[request], &self.sampling)?
+            .into_iter()
+            .next();
+        let text = completion
+            .map(|completion| completion.text.trim().to_owned())
+            .ok_or_else(|| CoreError::Environment {
+                environment: "tau user".into(),
+                reason: "no completion".into(),
+            })?;
         self.history.push(Message::assistant(text.clone()));
         Ok(text)
     }
@@ -148,7 +177,10 @@ mod tests {
     #[test]
     fn prompt_drops_instruction_line_when_empty() {
         let template = "A\n\nInstruction: {instruction}\nRules:";
-        assert_eq!(render_user_prompt(template, "be kind"), "A\n\nInstruction: be kind\nRules:");
+        assert_eq!(
+            render_user_prompt(template, "be kind"),
+            "A\n\nInstruction: be kind\nRules:"
+        );
         assert_eq!(render_user_prompt(template, ""), "A\nRules:");
     }
 }

@@ -1,6 +1,7 @@
 //! Replays the ground truth of the real splits and compares with the `gt_replay_*.json` files
 //! made by the original package: every observation byte for byte, every final database hash,
 //! and a reward of 1.0 for each ground-truth trajectory. Skipped when `AGENT_RL_DATA` is unset.
+#![allow(clippy::print_stderr)]
 
 use std::path::PathBuf;
 
@@ -14,7 +15,11 @@ fn tau_data() -> Option<PathBuf> {
         return None;
     };
     let dir = PathBuf::from(root).join("tau_bench");
-    assert!(dir.is_dir(), "AGENT_RL_DATA is set but {} does not exist", dir.display());
+    assert!(
+        dir.is_dir(),
+        "AGENT_RL_DATA is set but {} does not exist",
+        dir.display()
+    );
     Some(dir)
 }
 
@@ -25,7 +30,11 @@ fn check_split(domain: Domain, split: &str) {
     let tasks = load_tasks(&dir, split).expect("tasks");
     let expected: ReplayFile =
         load_json(&dir.join(format!("gt_replay_{split}.json"))).expect("replay file");
-    assert_eq!(Some(db.data_hash()), expected.initial_data_hash, "initial hash");
+    assert_eq!(
+        Some(db.data_hash()),
+        expected.initial_data_hash,
+        "initial hash"
+    );
     assert_eq!(tasks.len(), expected.tasks.len());
     let (mut observations, mut matched, mut rewards) = (0, 0, 0);
     let mut failures = Vec::new();
@@ -89,7 +98,10 @@ fn retail_train_split_replays_without_raised_errors() {
             match status {
                 Some(CallStatus::Ok) | None => {}
                 Some(CallStatus::ToolError) => tool_errors += 1,
-                Some(other) => panic!("task {index} {}: {other:?} {:?}", step.name, step.observation),
+                Some(other) => panic!(
+                    "task {index} {}: {other:?} {:?}",
+                    step.name, step.observation
+                ),
             }
         }
     }

@@ -55,10 +55,16 @@ fn tool_faults_match_original_and_leave_database_unchanged() {
             ));
         }
         if case.unchanged && (db != before || db.data_hash() != before.data_hash()) {
-            failures.push(format!("case {index} ({} {}): database changed", case.family, case.name));
+            failures.push(format!(
+                "case {index} ({} {}): database changed",
+                case.family, case.name
+            ));
         }
         if !case.unchanged && db == before {
-            failures.push(format!("case {index} ({} {}): database not changed", case.family, case.name));
+            failures.push(format!(
+                "case {index} ({} {}): database not changed",
+                case.family, case.name
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

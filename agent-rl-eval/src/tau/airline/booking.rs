@@ -4,41 +4,72 @@ use serde_json::{Map, Value, json};
 
 use super::AirlineDb;
 use crate::tau::access::{array, array_mut, is_str, item, item_mut, object, set};
-use crate::tau::py::{PyNum, Raised, equal, index, iterate, key_text, len, less, lookup, nums, to_str};
+use crate::tau::py::{PyNum, Raised, index, iterate, key_text, len, less, lookup, nums, to_str};
 use crate::tau::pyjson::dumps;
 
 /// Validates one new flight as booking does and fills in `price`, `origin`, `destination`.
 /// Returns the price, or the tool's error string.
-fn price_flight(db: &AirlineDb, flight: &mut Value, cabin: &Value, passengers: usize) -> Result<Result<PyNum, String>, Raised> {
+pub(super) fn price_flight(
+    db: &AirlineDb,
+    flight: &mut Value,
+    cabin: &Value,
+    passengers: usize,
+) -> Result<Result<PyNum, String>, Raised> {
     let number = item(flight, "flight_number")?.clone();
     let Some(data) = lookup(&db.flights, &number)? else {
         return Ok(Err(format!("Error: flight {} not found", to_str(&number))));
     };
     let date = item(flight, "date")?.clone();
     let Some(day) = lookup(object(data, "dates")?, &date)? else {
-        return Ok(Err(format!("Error: flight {} not found on date {}", to_str(&number), to_str(&date))));
+        return Ok(Err(format!(
+            "Error: flight {} not found on date {}",
+            to_str(&number),
+            to_str(&date)
+        )));
     };
     if !is_str(item(day, "status")?, "available") {
-        return Ok(Err(format!("Error: flight {} not available on date {}", to_str(&number), to_str(&date))));
+        return Ok(Err(format!(
+            "Error: flight {} not available on date {}",
+            to_str(&number),
+            to_str(&date)
+        )));
     }
     let seats = index(object(day, "available_seats")?, cabin)?;
     if less(seats, &json!(passengers))? {
-        return Ok(Err(format!("Error: not enough seats on flight {}", to_str(&number))));
+        return Ok(Err(format!(
+            "Error: not enough seats on flight {}",
+            to_str(&number)
+        )));
     }
     let price = index(object(day, "prices")?, cabin)?.clone();
     set(flight, "price", price.clone())?;
     set(flight, "origin", item(data, "origin")?.clone())?;
     set(flight, "destination", item(data, "destination")?.clone())?;
     let (price, count) = nums(&price, &json!(passengers), "*")?;
-    Ok(Ok(price.mul(count)))
+    Ok(Ok(price.times(count)))
 }
 
 /// `book_reservation`.
 pub fn book(db: &mut AirlineDb, args: &[&Value]) -> Result<String, Raised> {
-    let [user_id, origin, destination, flight_type, cabin, flights, passengers, payments, total_bags, nonfree, insurance] = args else {
+    let [
+        user_id,
+        origin,
+        destination,
+        flight_type,
+        cabin,
+        flights,
+        passengers,
+        payments,
+        total_bags,
+        nonfree,
+        insurance,
+    ] = args
+    else {
         return Err("book_reservation: wrong number of arguments".into());
     };
-    let Some(user) = lookup(&db.users, user_id)? else { return Ok("Error: user not found".into()) };
+    let Some(user) = lookup(&db.users, user_id)? else {
+        return Ok("Error: user not found".into());
+    };
     let user_key = key_text(user_id);
     let mut reservation_id = "HATHAT";
     if db.reservations.contains_key(reservation_id) {
@@ -52,15 +83,15 @@ pub fn book(db: &mut AirlineDb, args: &[&Value]) -> Result<String, Raised> {
     let mut total = PyNum::Int(0);
     for flight in &mut new_flights {
         match price_flight(db, flight, cabin, passenger_count)? {
-            Ok(price) => total = total.add(price),
+            Ok(price) => total = total.plus(price),
             Err(text) => return Ok(text),
         }
     }
     if is_str(insurance, "yes") {
-        total = total.add(PyNum::Int(30).mul(PyNum::Int(passenger_count as i64)));
+        total = total.plus(PyNum::Int(30).times(PyNum::Int(passenger_count as i64)));
     }
     let (_, bags) = nums(&json!(50), nonfree, "*")?;
-    total = total.add(PyNum::Int(50).mul(bags));
+    total = total.plus(PyNum::Int(50).times(bags));
     let payment_list = iterate(payments)?;
     let methods = object(user, "payment_methods")?;
     let mut paid = PyNum::Int(0);
@@ -71,13 +102,18 @@ pub fn book(db: &mut AirlineDb, args: &[&Value]) -> Result<String, Raised> {
             return Ok(format!("Error: payment method {} not found", to_str(id)));
         };
         let source = item(method, "source")?;
-        if (is_str(source, "gift_card") || is_str(source, "certificate")) && less(item(method, "amount")?, amount)? {
-            return Ok(format!("Error: not enough balance in payment method {}", to_str(id)));
+        if (is_str(source, "gift_card") || is_str(source, "certificate"))
+            && less(item(method, "amount")?, amount)?
+        {
+            return Ok(format!(
+                "Error: not enough balance in payment method {}",
+                to_str(id)
+            ));
         }
     }
     for payment in &payment_list {
         let (sum, amount) = nums(&paid.to_value(), item(payment, "amount")?, "+")?;
-        paid = sum.add(amount);
+        paid = sum.plus(amount);
     }
     if !paid.num_eq(total) {
         return Ok(format!(
@@ -86,15 +122,20 @@ pub fn book(db: &mut AirlineDb, args: &[&Value]) -> Result<String, Raised> {
             paid.to_py_string()
         ));
     }
-    let user = db.users.get_mut(&user_key).ok_or_else(|| format!("'{user_key}'"))?;
+    let user = db
+        .users
+        .get_mut(&user_key)
+        .ok_or_else(|| format!("'{user_key}'"))?;
     for payment in &payment_list {
         let id = key_text(item(payment, "payment_id")?);
         let amount = item(payment, "amount")?;
-        let methods = item_mut(user, "payment_methods")?.as_object_mut().ok_or("payment_methods")?;
+        let methods = item_mut(user, "payment_methods")?
+            .as_object_mut()
+            .ok_or("payment_methods")?;
         let method = methods.get_mut(&id).ok_or_else(|| format!("'{id}'"))?;
         if is_str(item(method, "source")?, "gift_card") {
             let (balance, amount) = nums(item(method, "amount")?, amount, "-=")?;
-            set(method, "amount", balance.sub(amount).to_value())?;
+            set(method, "amount", balance.minus(amount).to_value())?;
         } else if is_str(item(method, "source")?, "certificate") {
             methods.shift_remove(&id);
         }
@@ -119,138 +160,30 @@ pub fn book(db: &mut AirlineDb, args: &[&Value]) -> Result<String, Raised> {
     }
     let reservation = Value::Object(reservation);
     let text = dumps(&reservation);
-    db.reservations.insert(reservation_id.to_owned(), reservation);
+    db.reservations
+        .insert(reservation_id.to_owned(), reservation);
     array_mut(user, "reservations")?.push(json!(reservation_id));
     Ok(text)
 }
 
-fn reservation_key(db: &AirlineDb, id: &Value) -> Result<Option<String>, Raised> {
+pub(super) fn reservation_key(db: &AirlineDb, id: &Value) -> Result<Option<String>, Raised> {
     Ok(lookup(&db.reservations, id)?.map(|_| key_text(id)))
 }
 
 /// `cancel_reservation`: appends a negative copy of every payment; no policy checks.
 pub fn cancel(db: &mut AirlineDb, id: &Value) -> Result<String, Raised> {
-    let Some(key) = reservation_key(db, id)? else { return Ok("Error: reservation not found".into()) };
+    let Some(key) = reservation_key(db, id)? else {
+        return Ok("Error: reservation not found".into());
+    };
     let reservation = db.reservations.get_mut(&key).ok_or("reservation")?;
     let mut refunds = Vec::new();
     for payment in array(reservation, "payment_history")? {
         let amount = PyNum::of(item(payment, "amount")?).ok_or("bad operand type for unary -")?;
-        refunds.push(json!({"payment_id": item(payment, "payment_id")?, "amount": amount.neg().to_value()}));
+        refunds.push(
+            json!({"payment_id": item(payment, "payment_id")?, "amount": amount.negated().to_value()}),
+        );
     }
     array_mut(reservation, "payment_history")?.extend(refunds);
     set(reservation, "status", json!("cancelled"))?;
-    Ok(dumps(reservation))
-}
-
-/// Payment checks shared by the update tools; `Some(error)` when the method cannot pay `price`.
-fn check_update_payment(db: &AirlineDb, owner: &str, payment: &Value, price: PyNum) -> Result<Option<String>, Raised> {
-    let user = db.users.get(owner).ok_or_else(|| format!("'{owner}'"))?;
-    let Some(method) = lookup(object(user, "payment_methods")?, payment)? else {
-        return Ok(Some("Error: payment method not found".into()));
-    };
-    let source = item(method, "source")?;
-    if is_str(source, "certificate") {
-        return Ok(Some("Error: certificate cannot be used to update reservation".into()));
-    }
-    if is_str(source, "gift_card") && less(item(method, "amount")?, &price.to_value())? {
-        return Ok(Some("Error: gift card balance is not enough".into()));
-    }
-    Ok(None)
-}
-
-/// Charges `price` to a gift card (`amount -= price`); other methods are not touched.
-fn charge_gift_card(db: &mut AirlineDb, owner: &str, payment: &Value, price: PyNum) -> Result<(), Raised> {
-    let user = db.users.get_mut(owner).ok_or_else(|| format!("'{owner}'"))?;
-    let method = item_mut(item_mut(user, "payment_methods")?, &key_text(payment))?;
-    if is_str(item(method, "source")?, "gift_card") {
-        let (balance, _) = nums(item(method, "amount")?, &price.to_value(), "-=")?;
-        set(method, "amount", balance.sub(price).to_value())?;
-    }
-    Ok(())
-}
-
-/// `update_reservation_baggages`.
-pub fn update_baggages(db: &mut AirlineDb, id: &Value, total: &Value, nonfree: &Value, payment: &Value) -> Result<String, Raised> {
-    let Some(key) = reservation_key(db, id)? else { return Ok("Error: reservation not found".into()) };
-    let reservation = db.reservations.get(&key).ok_or("reservation")?;
-    let (new, old) = nums(nonfree, item(reservation, "nonfree_baggages")?, "-")?;
-    let extra = new.sub(old);
-    let extra = if PyNum::Int(0).lt(extra) { extra } else { PyNum::Int(0) };
-    let price = PyNum::Int(50).mul(extra);
-    let owner = key_text(item(reservation, "user_id")?);
-    if let Some(error) = check_update_payment(db, &owner, payment, price)? {
-        return Ok(error);
-    }
-    let reservation = db.reservations.get_mut(&key).ok_or("reservation")?;
-    set(reservation, "total_baggages", total.clone())?;
-    set(reservation, "nonfree_baggages", nonfree.clone())?;
-    if !price.num_eq(PyNum::Int(0)) {
-        array_mut(reservation, "payment_history")?.push(json!({"payment_id": payment, "amount": price.to_value()}));
-    }
-    charge_gift_card(db, &owner, payment, price)?;
-    Ok(dumps(db.reservations.get(&key).ok_or("reservation")?))
-}
-
-/// `update_reservation_flights` (the reservation's `cabin` is left unchanged, as upstream).
-pub fn update_flights(db: &mut AirlineDb, id: &Value, cabin: &Value, flights: &Value, payment: &Value) -> Result<String, Raised> {
-    let Some(key) = reservation_key(db, id)? else { return Ok("Error: reservation not found".into()) };
-    let reservation = db.reservations.get(&key).ok_or("reservation")?;
-    let passengers = len(item(reservation, "passengers")?)?;
-    let count = PyNum::Int(passengers as i64);
-    let old_flights = array(reservation, "flights")?;
-    let same_cabin = equal(cabin, item(reservation, "cabin")?);
-    let mut new_flights = iterate(flights)?;
-    let mut total = PyNum::Int(0);
-    for flight in &mut new_flights {
-        let existing = old_flights.iter().find(|old| {
-            same_cabin
-                && old.get("flight_number").zip(flight.get("flight_number")).is_some_and(|(a, b)| equal(a, b))
-                && old.get("date").zip(flight.get("date")).is_some_and(|(a, b)| equal(a, b))
-        });
-        if flight.get("flight_number").is_none() || flight.get("date").is_none() {
-            item(flight, "flight_number")?;
-            item(flight, "date")?;
-        }
-        if let Some(old) = existing {
-            let price = item(old, "price")?.clone();
-            let (unit, _) = nums(&price, &count.to_value(), "*")?;
-            total = total.add(unit.mul(count));
-            set(flight, "price", price)?;
-            set(flight, "origin", item(old, "origin")?.clone())?;
-            set(flight, "destination", item(old, "destination")?.clone())?;
-            continue;
-        }
-        match price_flight(db, flight, cabin, passengers)? {
-            Ok(price) => total = total.add(price),
-            Err(text) => return Ok(text),
-        }
-    }
-    let mut old_sum = PyNum::Int(0);
-    for old in old_flights {
-        let (sum, price) = nums(&old_sum.to_value(), item(old, "price")?, "+")?;
-        old_sum = sum.add(price);
-    }
-    total = total.sub(old_sum.mul(count));
-    let owner = key_text(item(reservation, "user_id")?);
-    if let Some(error) = check_update_payment(db, &owner, payment, total)? {
-        return Ok(error);
-    }
-    charge_gift_card(db, &owner, payment, total)?;
-    let reservation = db.reservations.get_mut(&key).ok_or("reservation")?;
-    set(reservation, "flights", Value::Array(new_flights))?;
-    if !total.num_eq(PyNum::Int(0)) {
-        array_mut(reservation, "payment_history")?.push(json!({"payment_id": payment, "amount": total.to_value()}));
-    }
-    Ok(dumps(reservation))
-}
-
-/// `update_reservation_passengers`.
-pub fn update_passengers(db: &mut AirlineDb, id: &Value, passengers: &Value) -> Result<String, Raised> {
-    let Some(key) = reservation_key(db, id)? else { return Ok("Error: reservation not found".into()) };
-    let reservation = db.reservations.get_mut(&key).ok_or("reservation")?;
-    if len(passengers)? != len(item(reservation, "passengers")?)? {
-        return Ok("Error: number of passengers does not match".into());
-    }
-    set(reservation, "passengers", passengers.clone())?;
     Ok(dumps(reservation))
 }

@@ -2,14 +2,16 @@
 
 mod booking;
 mod search;
+mod update;
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::args::bind;
 use super::data::load_table;
-use super::py::{Raised, bind, lookup};
+use super::py::{Raised, lookup};
 use super::pyjson::{dumps, tables_hash};
 use crate::Result;
 
@@ -91,9 +93,12 @@ impl AirlineDb {
             "send_certificate" => &["user_id", "amount"],
             "think" => &["thought"],
             "transfer_to_human_agents" => &["summary"],
-            "update_reservation_baggages" => {
-                &["reservation_id", "total_baggages", "nonfree_baggages", "payment_id"]
-            }
+            "update_reservation_baggages" => &[
+                "reservation_id",
+                "total_baggages",
+                "nonfree_baggages",
+                "payment_id",
+            ],
             "update_reservation_flights" => &["reservation_id", "cabin", "flights", "payment_id"],
             "update_reservation_passengers" => &["reservation_id", "passengers"],
             _ => return None,
@@ -121,17 +126,19 @@ impl AirlineDb {
             ("search_onestop_flight", [origin, destination, date]) => {
                 search::one_stop(self, origin, destination, date)
             }
-            ("send_certificate", [user_id, amount]) => search::send_certificate(self, user_id, amount),
+            ("send_certificate", [user_id, amount]) => {
+                search::send_certificate(self, user_id, amount)
+            }
             ("think", [_]) => Ok(String::new()),
             ("transfer_to_human_agents", [_]) => Ok("Transfer successful".to_owned()),
             ("update_reservation_baggages", [id, total, nonfree, payment]) => {
-                booking::update_baggages(self, id, total, nonfree, payment)
+                update::update_baggages(self, id, total, nonfree, payment)
             }
             ("update_reservation_flights", [id, cabin, flights, payment]) => {
-                booking::update_flights(self, id, cabin, flights, payment)
+                update::update_flights(self, id, cabin, flights, payment)
             }
             ("update_reservation_passengers", [id, passengers]) => {
-                booking::update_passengers(self, id, passengers)
+                update::update_passengers(self, id, passengers)
             }
             _ => Err(format!("{name}: unexpected arguments")),
         }

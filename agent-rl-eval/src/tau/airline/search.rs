@@ -31,17 +31,24 @@ fn leg(flight: &Value, day: &Value) -> Result<Map<String, Value>, Raised> {
 
 /// The date entry when it exists and is `available`.
 fn available<'a>(flight: &'a Value, date: &Value) -> Result<Option<&'a Value>, Raised> {
-    Ok(lookup(object(flight, "dates")?, date)?.filter(|day| day.get("status").is_some_and(|s| is_str(s, "available"))))
+    Ok(lookup(object(flight, "dates")?, date)?
+        .filter(|day| day.get("status").is_some_and(|s| is_str(s, "available"))))
 }
 
 /// `search_direct_flight`.
-pub fn direct(db: &AirlineDb, origin: &Value, destination: &Value, date: &Value) -> Result<String, Raised> {
+pub fn direct(
+    db: &AirlineDb,
+    origin: &Value,
+    destination: &Value,
+    date: &Value,
+) -> Result<String, Raised> {
     let mut results = Vec::new();
     for flight in db.flights.values() {
-        if equal(item(flight, "origin")?, origin) && equal(item(flight, "destination")?, destination) {
-            if let Some(day) = available(flight, date)? {
-                results.push(Value::Object(leg(flight, day)?));
-            }
+        if equal(item(flight, "origin")?, origin)
+            && equal(item(flight, "destination")?, destination)
+            && let Some(day) = available(flight, date)?
+        {
+            results.push(Value::Object(leg(flight, day)?));
         }
     }
     Ok(dumps(&Value::Array(results)))
@@ -55,30 +62,47 @@ fn next_day(date: &Value) -> Result<Value, Raised> {
     let chars: Vec<char> = text.chars().collect();
     let tail: String = chars[chars.len().saturating_sub(2)..].iter().collect();
     let day: i64 = tail.trim().parse().map_err(|_| {
-        format!("invalid literal for int() with base 10: {}", key_error(&json!(tail)))
+        format!(
+            "invalid literal for int() with base 10: {}",
+            key_error(&json!(tail))
+        )
     })?;
     Ok(json!(format!("2024-05-{}", day + 1)))
 }
 
 /// `search_onestop_flight`, quirks included: the second leg carries the first day's entry.
-pub fn one_stop(db: &AirlineDb, origin: &Value, destination: &Value, date: &Value) -> Result<String, Raised> {
+pub fn one_stop(
+    db: &AirlineDb,
+    origin: &Value,
+    destination: &Value,
+    date: &Value,
+) -> Result<String, Raised> {
     let mut results = Vec::new();
     for first in db.flights.values() {
         if !equal(item(first, "origin")?, origin) {
             continue;
         }
         for second in db.flights.values() {
-            if !(equal(item(second, "destination")?, destination) && equal(item(first, "destination")?, item(second, "origin")?)) {
+            if !(equal(item(second, "destination")?, destination)
+                && equal(item(first, "destination")?, item(second, "origin")?))
+            {
                 continue;
             }
             let arrival = item(first, "scheduled_arrival_time_est")?;
             let arrival_text = arrival.as_str().unwrap_or_default();
-            let second_date = if arrival_text.contains("+1") { next_day(date)? } else { date.clone() };
-            let departure = item(second, "scheduled_departure_time_est")?.as_str().unwrap_or_default();
+            let second_date = if arrival_text.contains("+1") {
+                next_day(date)?
+            } else {
+                date.clone()
+            };
+            let departure = item(second, "scheduled_departure_time_est")?
+                .as_str()
+                .unwrap_or_default();
             if arrival_text > departure {
                 continue;
             }
-            let (Some(day1), Some(_)) = (available(first, date)?, available(second, &second_date)?) else {
+            let (Some(day1), Some(_)) = (available(first, date)?, available(second, &second_date)?)
+            else {
                 continue;
             };
             let mut leg1 = leg(first, day1)?;
@@ -94,7 +118,11 @@ pub fn one_stop(db: &AirlineDb, origin: &Value, destination: &Value, date: &Valu
 
 /// `send_certificate`. When the user already holds all three certificate ids the original
 /// returns `None` and its environment step fails; here that is reported as a raised error.
-pub fn send_certificate(db: &mut AirlineDb, user_id: &Value, amount: &Value) -> Result<String, Raised> {
+pub fn send_certificate(
+    db: &mut AirlineDb,
+    user_id: &Value,
+    amount: &Value,
+) -> Result<String, Raised> {
     if lookup(&db.users, user_id)?.is_none() {
         return Ok("Error: user not found".into());
     }
@@ -104,8 +132,14 @@ pub fn send_certificate(db: &mut AirlineDb, user_id: &Value, amount: &Value) -> 
     for number in [3_221_322, 3_221_323, 3_221_324] {
         let id = format!("certificate_{number}");
         if !methods.contains_key(&id) {
-            methods.insert(id.clone(), json!({"source": "certificate", "amount": amount, "id": id}));
-            return Ok(format!("Certificate {id} added to user {key} with amount {}.", to_str(amount)));
+            methods.insert(
+                id.clone(),
+                json!({"source": "certificate", "amount": amount, "id": id}),
+            );
+            return Ok(format!(
+                "Certificate {id} added to user {key} with amount {}.",
+                to_str(amount)
+            ));
         }
     }
     Err("send_certificate returned None (all certificate ids taken)".into())

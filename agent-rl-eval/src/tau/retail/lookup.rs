@@ -35,7 +35,12 @@ pub fn find_by_email(db: &RetailDb, email: &Value) -> Result<String, Raised> {
 }
 
 /// `find_user_id_by_name_zip`.
-pub fn find_by_name_zip(db: &RetailDb, first: &Value, last: &Value, zip: &Value) -> Result<String, Raised> {
+pub fn find_by_name_zip(
+    db: &RetailDb,
+    first: &Value,
+    last: &Value,
+    zip: &Value,
+) -> Result<String, Raised> {
     for (user_id, profile) in &db.users {
         let name = item(profile, "name")?;
         if lower(item(name, "first_name")?)? == lower(first)?
@@ -70,7 +75,11 @@ pub fn list_product_types(db: &RetailDb) -> String {
 }
 
 /// `modify_user_address`.
-pub fn modify_user_address(db: &mut RetailDb, user_id: &Value, fields: &[&Value]) -> Result<String, Raised> {
+pub fn modify_user_address(
+    db: &mut RetailDb,
+    user_id: &Value,
+    fields: &[&Value],
+) -> Result<String, Raised> {
     if lookup(&db.users, user_id)?.is_none() {
         return Ok("Error: user not found".into());
     }

@@ -2,6 +2,7 @@
 
 mod lookup;
 pub(crate) use lookup::calculate_tool;
+mod modify;
 mod orders;
 
 use std::path::Path;
@@ -9,8 +10,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::args::bind;
 use super::data::load_table;
-use super::py::{Raised, bind};
+use super::py::Raised;
 use super::pyjson::tables_hash;
 use crate::Result;
 
@@ -62,7 +64,11 @@ impl RetailDb {
 
     /// τ-bench's hash of this database (SHA-256 of `str(to_hashable(data))`).
     pub fn data_hash(&self) -> String {
-        tables_hash(&[("orders", &self.orders), ("products", &self.products), ("users", &self.users)])
+        tables_hash(&[
+            ("orders", &self.orders),
+            ("products", &self.products),
+            ("users", &self.users),
+        ])
     }
 
     /// Calls tool `name` with JSON keyword arguments. `None` when no such tool exists;
@@ -99,10 +105,10 @@ impl RetailDb {
                 orders::exchange(self, order_id, old, new, payment)
             }
             ("modify_pending_order_items", [order_id, old, new, payment]) => {
-                orders::modify_items(self, order_id, old, new, payment)
+                modify::modify_items(self, order_id, old, new, payment)
             }
             ("modify_pending_order_payment", [order_id, payment]) => {
-                orders::modify_payment(self, order_id, payment)
+                modify::modify_payment(self, order_id, payment)
             }
             ("return_delivered_order_items", [order_id, items, payment]) => {
                 orders::return_items(self, order_id, items, payment)
@@ -118,7 +124,9 @@ impl RetailDb {
             ("get_product_details", [id]) => lookup::details(&self.products, id, "product"),
             ("get_user_details", [user_id]) => lookup::details(&self.users, user_id, "user"),
             ("list_all_product_types", []) => Ok(lookup::list_product_types(self)),
-            ("modify_user_address", [user_id, rest @ ..]) => lookup::modify_user_address(self, user_id, rest),
+            ("modify_user_address", [user_id, rest @ ..]) => {
+                lookup::modify_user_address(self, user_id, rest)
+            }
             ("think", [_]) => Ok(String::new()),
             ("transfer_to_human_agents", [_]) => Ok("Transfer successful".to_owned()),
             _ => Err(format!("{name}: unexpected arguments")),
@@ -126,15 +134,20 @@ impl RetailDb {
     }
 }
 
-const ADDRESS_ORDER: &[&str] =
-    &["order_id", "address1", "address2", "city", "state", "country", "zip"];
-const ADDRESS_USER: &[&str] =
-    &["user_id", "address1", "address2", "city", "state", "country", "zip"];
+const ADDRESS_ORDER: &[&str] = &[
+    "order_id", "address1", "address2", "city", "state", "country", "zip",
+];
+const ADDRESS_USER: &[&str] = &[
+    "user_id", "address1", "address2", "city", "state", "country", "zip",
+];
 
 /// The address object the tools build: keys address1, address2, city, state, country, zip.
 fn address(values: &[&Value]) -> Value {
     let keys = ["address1", "address2", "city", "state", "country", "zip"];
-    let map: Map<String, Value> =
-        keys.iter().zip(values).map(|(key, value)| ((*key).to_owned(), (*value).clone())).collect();
+    let map: Map<String, Value> = keys
+        .iter()
+        .zip(values)
+        .map(|(key, value)| ((*key).to_owned(), (*value).clone()))
+        .collect();
     Value::Object(map)
 }
