@@ -106,6 +106,18 @@ fn tool_call_blocks_and_java_text_decode() {
         "[Cache.resize(cache=userCache, size=64, tags=new ArrayList<>(Arrays.asList(\"a\", \"b\")))]",
         Language::Java,
     );
+    assert!(
+        decode_text("[f(name=John Doe)]", Language::Java).is_err(),
+        "free text"
+    );
+    assert!(
+        decode_text("[f(key=user:1)]", Language::Java).is_err(),
+        "stray colon"
+    );
+    assert!(
+        decode_text("[f(obj={a: 1})]", Language::JavaScript).is_ok(),
+        "JS object"
+    );
     assert_eq!(
         java,
         Ok(
