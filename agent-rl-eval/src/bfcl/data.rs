@@ -130,6 +130,14 @@ impl BfclDataset {
         self.len() == 0
     }
 
+    /// Entries per category.
+    pub fn counts(&self) -> BTreeMap<Category, usize> {
+        self.categories
+            .iter()
+            .map(|(category, entries)| (*category, entries.len()))
+            .collect()
+    }
+
     /// An index from id to entry.
     pub fn index(&self) -> HashMap<&str, &BfclEntry> {
         self.entries()

@@ -75,8 +75,20 @@ fn ratio(numerator: usize, denominator: usize) -> f64 {
 }
 
 impl BfclReport {
-    /// Aggregates verdicts.
+    /// Aggregates verdicts. A live category without verdicts weighs nothing in `live_overall`;
+    /// use [`BfclReport::with_dataset_counts`] for BFCL's rule.
     pub fn from_verdicts(verdicts: &[Verdict], version: BfclVersion) -> Self {
+        Self::with_dataset_counts(verdicts, version, &BTreeMap::new())
+    }
+
+    /// Aggregates verdicts like BFCL: a category with no verdicts scores 0 and, in the
+    /// entry-weighted live overall, weighs its full size from `dataset_counts` (entries per
+    /// category in the dataset, e.g. from [`BfclDataset::counts`](super::BfclDataset::counts)).
+    pub fn with_dataset_counts(
+        verdicts: &[Verdict],
+        version: BfclVersion,
+        dataset_counts: &BTreeMap<Category, usize>,
+    ) -> Self {
         let mut by_category: BTreeMap<Category, Vec<&Verdict>> = BTreeMap::new();
         for verdict in verdicts {
             by_category
@@ -105,10 +117,11 @@ impl BfclReport {
         let weighted = |members: &[Category]| {
             let (correct, total) = members
                 .iter()
-                .filter_map(|&c| find(c))
-                .fold((0, 0), |(correct, total), c| {
-                    (correct + c.correct, total + c.total)
-                });
+                .map(|&c| match find(c) {
+                    Some(report) => (report.correct, report.total),
+                    None => (0, dataset_counts.get(&c).copied().unwrap_or(0)),
+                })
+                .fold((0, 0), |(correct, total), (c, t)| (correct + c, total + t));
             ratio(correct, total)
         };
         let simple_ast = mean(

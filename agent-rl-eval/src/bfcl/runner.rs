@@ -158,7 +158,8 @@ impl<'a> BfclRunner<'a> {
                 self.config.check,
             ));
         }
-        let report = BfclReport::from_verdicts(&verdicts, self.version);
+        let report =
+            BfclReport::with_dataset_counts(&verdicts, self.version, &self.dataset.counts());
         Ok(BfclRun {
             results,
             verdicts,

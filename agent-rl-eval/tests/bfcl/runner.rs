@@ -112,6 +112,10 @@ fn aggregates_follow_bfcl_formulas() {
     assert!((v4.irrelevance_total - 0.75).abs() < 1e-12);
     let overall = 0.1 * v4.non_live_overall + 0.1 * v4.live_overall + 0.1 * 0.75;
     assert!((v4.overall - overall).abs() < 1e-12);
+    // BFCL weighs a live category without results by its dataset size
+    let counts = [(Category::LiveParallel, 10)].into_iter().collect();
+    let with_counts = BfclReport::with_dataset_counts(&all, BfclVersion::V4, &counts);
+    assert!((with_counts.live_overall - 9.0 / 20.0).abs() < 1e-12);
     let v3 = BfclReport::from_verdicts(&all, BfclVersion::V3);
     assert!((v3.non_live_overall - (simple_ast + 1.0 + 0.5) / 5.0).abs() < 1e-12);
     assert!((v3.live_overall - 10.0 / 11.0).abs() < 1e-12);

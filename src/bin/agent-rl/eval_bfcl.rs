@@ -69,7 +69,7 @@ pub fn run(args: BfclArgs) -> anyhow::Result<()> {
     };
     if let Some(results) = &args.results {
         let verdicts = score_results_file(&dataset, results, options)?;
-        let report = BfclReport::from_verdicts(&verdicts, version);
+        let report = BfclReport::with_dataset_counts(&verdicts, version, &dataset.counts());
         return finish(&args, &verdicts, &report);
     }
     let Some(model) = args.model.clone() else {
