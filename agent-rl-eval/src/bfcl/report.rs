@@ -16,6 +16,9 @@ pub struct CategoryReport {
     pub category: Category,
     /// Entries scored.
     pub total: usize,
+    /// Entries of the category in the dataset, when known; more than `total` means a partial
+    /// run (`--limit`, or a partial result file), whose accuracy is over the scored entries.
+    pub dataset_total: Option<usize>,
     /// Entries the checker accepted.
     pub correct: usize,
     /// `correct / total`; `None` when the category is not supported (multi-turn).
@@ -105,6 +108,7 @@ impl BfclReport {
                 CategoryReport {
                     category,
                     total: verdicts.len(),
+                    dataset_total: dataset_counts.get(&category).copied(),
                     correct,
                     accuracy: supported.then(|| ratio(correct, verdicts.len())),
                     well_formed: verdicts.iter().filter(|v| v.well_formed).count(),
@@ -226,9 +230,13 @@ impl BfclReport {
             } else {
                 "–".to_owned()
             };
+            let entries = match c.dataset_total {
+                Some(all) if all != c.total => format!("{} of {all}", c.total),
+                _ => c.total.to_string(),
+            };
             out.push_str(&format!(
-                "| {} | {} | {accuracy} | {format} | {arguments} |\n",
-                c.category, c.total
+                "| {} | {entries} | {accuracy} | {format} | {arguments} |\n",
+                c.category
             ));
         }
         let rows = [
