@@ -266,3 +266,40 @@ fn eval_tau_replay_writes_observations_and_rewards() {
         }
     }
 }
+
+/// `eval tau run` wiring with the tiny model as agent and customer: the customer's opening turn
+/// is generated from the fixture prompt; the agent's prompt (wiki + tools) exceeds the tiny
+/// model's 256 positions, which must fail those episodes (reward 0), not the run.
+#[test]
+fn eval_tau_run_records_failed_episodes_and_reports() {
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("agent-rl-eval/tests/fixtures/tau");
+    let dir = tempfile::tempdir().unwrap();
+    let report_path = dir.path().join("report.json");
+    let markdown = run(&[
+        "eval",
+        "tau",
+        "run",
+        "--data",
+        data.to_str().unwrap(),
+        "--domain",
+        "airline",
+        "--model",
+        fixtures().join("tied_f32").to_str().unwrap(),
+        "--trials",
+        "2",
+        "--max-new-tokens",
+        "4",
+        "--report",
+        report_path.to_str().unwrap(),
+    ]);
+    assert!(markdown.contains("| pass^2 | 0.0000 |"), "{markdown}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    assert_eq!(report["failed_episodes"], 2);
+    assert_eq!(report["pass_hat_k"], serde_json::json!([0.0, 0.0]));
+    for episode in report["episodes"].as_array().unwrap() {
+        let messages = episode["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 2, "system + the simulated customer's opening");
+        assert!(episode["error"].as_str().unwrap().contains("max_position_embeddings"));
+    }
+}

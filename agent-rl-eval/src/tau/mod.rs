@@ -11,6 +11,28 @@
 //! | [`TauDb`] | a domain database; [`TauDb::call`] dispatches a tool call by name |
 //! | [`TauTask`] | a task record of `tasks_<split>.json` |
 //! | [`replay_task`] | ground-truth replay with observations and reward |
+//! | [`TauSuite`], [`TauEnvironment`] | a split ready to run; the core `Environment` |
+//! | [`ScriptedUser`], [`LlmUser`] | simulated customers behind [`UserSimulator`] |
+//! | [`run_tau`], [`TauReport`] | an agent `Policy` on a split; average reward, pass^k |
+//!
+//! ```
+//! use agent_rl_eval::tau::{CallStatus, TauDb, retail::RetailDb};
+//! use serde_json::json;
+//!
+//! let tables = json!({
+//!     "orders": {"#W1": {"order_id": "#W1", "user_id": "u1", "status": "delivered",
+//!                        "payment_history": []}},
+//!     "products": {},
+//!     "users": {"u1": {"payment_methods": {}}},
+//! });
+//! let mut db = TauDb::Retail(serde_json::from_value::<RetailDb>(tables)?);
+//! let outcome = db.call("cancel_pending_order", &json!({"order_id": "#W1", "reason": "x"}));
+//! assert_eq!(outcome.observation, "Error: non-pending order cannot be cancelled");
+//! assert_eq!(outcome.status, CallStatus::ToolError);
+//! let outcome = db.call("get_order_details", &json!({"order_id": "#W1"}));
+//! assert!(outcome.observation.starts_with(r##"{"order_id": "#W1", "user_id": "u1""##));
+//! # Ok::<(), serde_json::Error>(())
+//! ```
 
 mod access;
 pub mod airline;

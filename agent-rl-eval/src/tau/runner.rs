@@ -3,7 +3,9 @@
 //! executed, rewards from the environment. Episodes advance in lockstep so that each step's
 //! requests go to the policy as one batch.
 
-use agent_rl_core::{Action, ChatRequest, Environment, Message, Policy, SamplingConfig};
+use agent_rl_core::{
+    Action, ChatRequest, Completion, CoreError, Environment, Message, Policy, SamplingConfig,
+};
 use serde::{Deserialize, Serialize};
 
 use super::env::{EpisodeStats, TauEnvironment, TauSuite};
@@ -115,8 +117,9 @@ impl Running {
 /// customer; `progress(done, total)` is called after each finished episode.
 ///
 /// # Errors
-/// Invalid settings, a task id out of range, or a failure of the policy itself. Failures of an
-/// episode's environment or customer are recorded in that episode (`error`, reward 0).
+/// Invalid settings or a task id out of range. Failures of one episode (its environment, its
+/// customer, or the policy on its prompt) are recorded in that episode (`error`, reward 0), as
+/// the original records a crashed task with reward 0.
 pub fn run_tau(
     suite: &TauSuite,
     policy: &mut dyn Policy,
@@ -185,10 +188,16 @@ pub fn run_tau(
                     tools: suite.tools.as_ref().clone(),
                 })
                 .collect();
-            let completions = policy.generate(&requests, &config.sampling)?;
+            let completions = generate_each(policy, &requests, &config.sampling);
             let mut still = Vec::with_capacity(active.len());
             for (mut episode, completion) in active.into_iter().zip(completions) {
-                advance(&mut episode, &completion.parsed);
+                match completion {
+                    Ok(completion) => advance(&mut episode, &completion.parsed),
+                    Err(error) => {
+                        episode.error = Some(error.to_string());
+                        episode.reward = Some(0.0);
+                    }
+                }
                 if episode.reward.is_none() && episode.steps >= config.max_steps {
                     episode.reward = Some(0.0);
                 }
@@ -208,6 +217,30 @@ pub fn run_tau(
         config.trials,
         results,
     ))
+}
+
+/// Generates for the whole batch; when that fails, request by request, so that one episode's
+/// failure (a prompt too long for the model) ends that episode only.
+fn generate_each(
+    policy: &mut dyn Policy,
+    requests: &[ChatRequest],
+    sampling: &SamplingConfig,
+) -> Vec<std::result::Result<Completion, CoreError>> {
+    if let Ok(completions) = policy.generate(requests, sampling)
+        && completions.len() == requests.len()
+    {
+        return completions.into_iter().map(Ok).collect();
+    }
+    requests
+        .iter()
+        .map(|request| {
+            let mut completions = policy.generate(std::slice::from_ref(request), sampling)?;
+            completions.pop().ok_or_else(|| CoreError::Environment {
+                environment: "tau agent".into(),
+                reason: "the policy returned no completion".into(),
+            })
+        })
+        .collect()
 }
 
 /// One agent turn: the first tool call if any (the others are dropped), else a reply.

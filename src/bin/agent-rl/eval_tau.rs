@@ -1,11 +1,21 @@
 //! `agent-rl eval tau`: τ-bench retail and airline.
 
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use agent_rl::backend::DeviceKind;
+use agent_rl::core::{BurnPolicy, SamplingConfig};
 use agent_rl::eval::tau::data::domain_dir;
-use agent_rl::eval::tau::{Domain, TauDb, load_tasks, replay_split};
+use agent_rl::eval::tau::{
+    Domain, LlmUser, TauDb, TauRunConfig, TauSuite, UserSimulator, load_tasks, load_user_prompt,
+    replay_split, run_tau,
+};
 use anyhow::Context;
+use burn::prelude::Backend;
 use serde_json::json;
+
+use crate::model_args::{ModelArgs, WithPolicy, with_policy};
 
 /// τ-bench subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -13,6 +23,54 @@ pub enum TauCommand {
     /// Replay each task's ground-truth actions on a fresh database and write the observations
     /// and rewards (the shape of the original's `gt_replay_*.json`).
     Replay(ReplayArgs),
+    /// Run a local model as the agent on a split, with the same model simulating the customer
+    /// (prompt `user_simulator_prompt.txt` from the data folder); report average reward, pass^k
+    /// and tool-call statistics.
+    Run(RunArgs),
+}
+
+/// Arguments of `eval tau run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// τ-bench data folder (holding `retail/`, `airline/`, `user_simulator_prompt.txt`).
+    #[arg(long)]
+    data: PathBuf,
+    /// Domain: `retail` or `airline`.
+    #[arg(long)]
+    domain: Domain,
+    /// Split: `test`, `dev` or `train`.
+    #[arg(long, default_value = "test")]
+    split: String,
+    /// Hugging Face snapshot of the agent (also used as the simulated customer).
+    #[arg(long)]
+    model: PathBuf,
+    /// Device: `cpu` (default) or `cuda`.
+    #[arg(long, default_value = "cpu")]
+    device: DeviceKind,
+    /// Task ids to run (comma-separated); default all.
+    #[arg(long, value_delimiter = ',')]
+    task_ids: Vec<usize>,
+    /// Trials per task (pass^k for k = 1..trials).
+    #[arg(long, default_value_t = 1)]
+    trials: usize,
+    /// Most agent turns per episode.
+    #[arg(long, default_value_t = 30)]
+    max_steps: usize,
+    /// Episodes run together (one generation batch per step).
+    #[arg(long, default_value_t = 8)]
+    batch_size: usize,
+    /// Tokens to generate at most per turn (agent and customer).
+    #[arg(long, default_value_t = 512)]
+    max_new_tokens: usize,
+    /// Agent sampling temperature (0 = greedy, as the original).
+    #[arg(long, default_value_t = 0.0)]
+    temperature: f32,
+    /// Customer sampling temperature.
+    #[arg(long, default_value_t = 1.0)]
+    user_temperature: f32,
+    /// Where to write the report (JSON, episodes included); the Markdown table goes to stdout.
+    #[arg(long)]
+    report: Option<PathBuf>,
 }
 
 /// Arguments of `eval tau replay`.
@@ -36,6 +94,79 @@ pub struct ReplayArgs {
 pub fn run(command: TauCommand) -> anyhow::Result<()> {
     match command {
         TauCommand::Replay(args) => replay(&args),
+        TauCommand::Run(args) => {
+            let model = ModelArgs {
+                model: args.model.clone(),
+                device: args.device,
+            };
+            with_policy(&model, RunJob { args })
+        }
+    }
+}
+
+struct RunJob {
+    args: RunArgs,
+}
+
+impl WithPolicy for RunJob {
+    fn run<B: Backend>(self, mut policy: BurnPolicy<B>) -> anyhow::Result<()> {
+        let args = &self.args;
+        let suite = TauSuite::load(&args.data, args.domain, &args.split)?;
+        let prompt_dir = domain_dir(&args.data, args.domain.as_str())?;
+        let prompt_path = prompt_dir
+            .parent()
+            .map(|root| root.join("user_simulator_prompt.txt"))
+            .context("data folder has no parent")?;
+        let template = load_user_prompt(&prompt_path)?;
+        let config = TauRunConfig {
+            task_ids: (!args.task_ids.is_empty()).then(|| args.task_ids.clone()),
+            trials: args.trials,
+            max_steps: args.max_steps,
+            batch_size: args.batch_size,
+            sampling: SamplingConfig {
+                max_new_tokens: args.max_new_tokens,
+                temperature: args.temperature,
+                ..SamplingConfig::default()
+            },
+        };
+        let user_sampling = SamplingConfig {
+            max_new_tokens: args.max_new_tokens,
+            temperature: args.user_temperature,
+            ..SamplingConfig::default()
+        };
+        let (model, tokenizer) = (policy.model.clone(), Arc::clone(&policy.tokenizer));
+        let make_user = |task: usize, trial: usize| -> Box<dyn UserSimulator> {
+            let sampling = SamplingConfig {
+                seed: user_sampling.seed + (task * 1000 + trial) as u64,
+                ..user_sampling.clone()
+            };
+            let user_policy = BurnPolicy::new(model.clone(), Arc::clone(&tokenizer));
+            Box::new(LlmUser::new(user_policy, template.clone(), sampling))
+        };
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} episodes {elapsed}/{eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        let report = run_tau(
+            &suite,
+            &mut policy,
+            &make_user,
+            &config,
+            &mut |done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            },
+        )?;
+        bar.finish_and_clear();
+        if let Some(path) = &args.report {
+            std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        write!(std::io::stdout().lock(), "{}", report.to_markdown())?;
+        Ok(())
     }
 }
 
