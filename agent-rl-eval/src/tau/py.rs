@@ -219,11 +219,7 @@ pub fn to_str(value: &Value) -> String {
         Value::Number(_) => PyNum::of(value)
             .map(PyNum::to_py_string)
             .unwrap_or_default(),
-        other => {
-            let mut text = String::new();
-            super::pyjson::hashable_repr_into(other, &mut text);
-            text
-        }
+        other => super::pyjson::py_repr(other),
     }
 }
 
@@ -242,9 +238,7 @@ pub fn len(value: &Value) -> Result<usize, Raised> {
 
 /// The text of a `KeyError` for `key` (its Python `repr`).
 pub fn key_error(key: &Value) -> Raised {
-    let mut text = String::new();
-    super::pyjson::hashable_repr_into(key, &mut text);
-    text
+    super::pyjson::py_repr(key)
 }
 
 /// `table[key]` with a JSON key; `KeyError` / `unhashable type` text when absent or invalid.

@@ -173,6 +173,42 @@ fn str_repr(text: &str, out: &mut String) {
     out.push(quote);
 }
 
+/// Python `repr()` of the value a JSON document decodes to (`['a', 1]`, `{'k': True}`), as
+/// f-strings print lists and dicts in error messages.
+pub fn py_repr(value: &Value) -> String {
+    let mut out = String::new();
+    py_repr_into(value, &mut out);
+    out
+}
+
+fn py_repr_into(value: &Value, out: &mut String) {
+    match value {
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push_str(", ");
+                }
+                py_repr_into(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (index, (key, item)) in map.iter().enumerate() {
+                if index > 0 {
+                    out.push_str(", ");
+                }
+                str_repr(key, out);
+                out.push_str(": ");
+                py_repr_into(item, out);
+            }
+            out.push('}');
+        }
+        scalar => hashable_repr_into(scalar, out),
+    }
+}
+
 /// Appends `str(to_hashable(value))` to `out`: objects become tuples of `(key, value)` pairs
 /// sorted by key, arrays become tuples, scalars print with Python `repr`.
 pub fn hashable_repr_into(value: &Value, out: &mut String) {
@@ -283,6 +319,14 @@ mod tests {
         assert_eq!(
             dumps(&value),
             r#"{"b": [1, 2.5, "\u00e9\"x"], "a": {}, "c": null, "d": true}"#
+        );
+    }
+
+    #[test]
+    fn repr_matches_python() {
+        assert_eq!(
+            py_repr(&json!(["a", 1, 2.0, null, {"k": true}])),
+            "['a', 1, 2.0, None, {'k': True}]"
         );
     }
 
