@@ -10,6 +10,7 @@ pub fn item<'a>(value: &'a Value, key: &str) -> Result<&'a Value, Raised> {
     match value {
         Value::Object(map) => map.get(key).ok_or_else(|| format!("'{key}'")),
         Value::Array(_) => Err("list indices must be integers or slices, not str".to_owned()),
+        Value::String(_) => Err("string indices must be integers, not 'str'".to_owned()),
         other => Err(format!(
             "'{}' object is not subscriptable",
             type_name(other)
@@ -134,4 +135,13 @@ pub fn count(values: &[Value], target: &Value) -> usize {
         .iter()
         .filter(|value| super::py::equal(value, target))
         .count()
+}
+
+/// The elements of an id list the tools count with `list.count` (a non-empty dict has no
+/// `count`, so Python raises there).
+pub fn counted_items(value: &Value) -> Result<Vec<Value>, Raised> {
+    if matches!(value, Value::Object(map) if !map.is_empty()) {
+        return Err("'dict' object has no attribute 'count'".to_owned());
+    }
+    super::py::iterate(value)
 }

@@ -126,7 +126,12 @@ impl Parser {
     }
 
     fn parse(&mut self) -> Result<PyNum, String> {
-        let count = self.tokens.as_ref().map_err(Clone::clone)?.len();
+        let tokens = self.tokens.as_ref().map_err(Clone::clone)?;
+        let count = tokens.len();
+        if count == 0 {
+            return Err("invalid syntax (<string>, line 0)".to_owned());
+        }
+        check_brackets(tokens)?;
         let value = self.expr()?;
         if self.position != count {
             return Err(SYNTAX_ERROR.to_owned());
@@ -185,6 +190,22 @@ impl Parser {
 
     fn power(&mut self) -> Result<PyNum, String> {
         let base = self.atom()?;
+        if self.peek() == Some(Token::Open) {
+            // `2(3)` parses as a call; calling a number fails at run time.
+            self.position += 1;
+            if self.peek() != Some(Token::Close) {
+                self.expr()?;
+            }
+            if self.peek() != Some(Token::Close) {
+                return Err(SYNTAX_ERROR.to_owned());
+            }
+            let kind = if matches!(base, PyNum::Int(_)) {
+                "int"
+            } else {
+                "float"
+            };
+            return Err(format!("'{kind}' object is not callable"));
+        }
         if self.peek() == Some(Token::Power) {
             self.position += 1;
             let exponent = self.factor()?;
@@ -217,6 +238,25 @@ impl Parser {
             _ => Err(SYNTAX_ERROR.to_owned()),
         }
     }
+}
+
+/// The tokenizer's bracket errors, which Python reports before any syntax error.
+fn check_brackets(tokens: &[Token]) -> Result<(), String> {
+    let mut depth = 0usize;
+    for token in tokens {
+        match token {
+            Token::Open => depth += 1,
+            Token::Close if depth == 0 => {
+                return Err("unmatched ')' (<string>, line 1)".to_owned());
+            }
+            Token::Close => depth -= 1,
+            _ => {}
+        }
+    }
+    if depth > 0 {
+        return Err("'(' was never closed (<string>, line 1)".to_owned());
+    }
+    Ok(())
 }
 
 fn divide(left: PyNum, right: PyNum) -> Result<PyNum, String> {
@@ -278,5 +318,12 @@ mod tests {
             "Error: invalid characters in expression"
         );
         assert_eq!(calculate("1 +"), "Error: invalid syntax (<string>, line 1)");
+        assert_eq!(calculate(" "), "Error: invalid syntax (<string>, line 0)");
+        assert_eq!(
+            calculate("((1)"),
+            "Error: '(' was never closed (<string>, line 1)"
+        );
+        assert_eq!(calculate("(1))"), "Error: unmatched ')' (<string>, line 1)");
+        assert_eq!(calculate("1(2)"), "Error: 'int' object is not callable");
     }
 }

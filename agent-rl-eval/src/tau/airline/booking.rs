@@ -13,7 +13,7 @@ pub(super) fn price_flight(
     db: &AirlineDb,
     flight: &mut Value,
     cabin: &Value,
-    passengers: usize,
+    passengers: &Value,
 ) -> Result<Result<PyNum, String>, Raised> {
     let number = item(flight, "flight_number")?.clone();
     let Some(data) = lookup(&db.flights, &number)? else {
@@ -35,6 +35,7 @@ pub(super) fn price_flight(
         )));
     }
     let seats = index(object(day, "available_seats")?, cabin)?;
+    let passengers = len(passengers)?;
     if less(seats, &json!(passengers))? {
         return Ok(Err(format!(
             "Error: not enough seats on flight {}",
@@ -78,17 +79,16 @@ pub fn book(db: &mut AirlineDb, args: &[&Value]) -> Result<String, Raised> {
             reservation_id = "HATHAV";
         }
     }
-    let passenger_count = len(passengers)?;
     let mut new_flights = iterate(flights)?;
     let mut total = PyNum::Int(0);
     for flight in &mut new_flights {
-        match price_flight(db, flight, cabin, passenger_count)? {
+        match price_flight(db, flight, cabin, passengers)? {
             Ok(price) => total = total.plus(price),
             Err(text) => return Ok(text),
         }
     }
     if is_str(insurance, "yes") {
-        total = total.plus(PyNum::Int(30).times(PyNum::Int(passenger_count as i64)));
+        total = total.plus(PyNum::Int(30).times(PyNum::Int(len(passengers)? as i64)));
     }
     let (_, bags) = nums(&json!(50), nonfree, "*")?;
     total = total.plus(PyNum::Int(50).times(bags));
@@ -148,7 +148,14 @@ pub fn book(db: &mut AirlineDb, args: &[&Value]) -> Result<String, Raised> {
         ("destination", (*destination).clone()),
         ("flight_type", (*flight_type).clone()),
         ("cabin", (*cabin).clone()),
-        ("flights", Value::Array(new_flights)),
+        (
+            "flights",
+            if flights.is_array() {
+                Value::Array(new_flights)
+            } else {
+                (*flights).clone()
+            },
+        ),
         ("passengers", (*passengers).clone()),
         ("payment_history", (*payments).clone()),
         ("created_at", json!("2024-05-15T15:00:00")),

@@ -128,7 +128,7 @@ pub fn update_flights(
             set(flight, "destination", item(old, "destination")?.clone())?;
             continue;
         }
-        match price_flight(db, flight, cabin, passengers)? {
+        match price_flight(db, flight, cabin, item(reservation, "passengers")?)? {
             Ok(price) => total = total.plus(price),
             Err(text) => return Ok(text),
         }
@@ -145,7 +145,12 @@ pub fn update_flights(
     }
     charge_gift_card(db, &owner, payment, total)?;
     let reservation = db.reservations.get_mut(&key).ok_or("reservation")?;
-    set(reservation, "flights", Value::Array(new_flights))?;
+    let stored = if flights.is_array() {
+        Value::Array(new_flights)
+    } else {
+        flights.clone()
+    };
+    set(reservation, "flights", stored)?;
     if !total.num_eq(PyNum::Int(0)) {
         array_mut(reservation, "payment_history")?
             .push(json!({"payment_id": payment, "amount": total.to_value()}));

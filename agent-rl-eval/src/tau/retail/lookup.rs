@@ -5,15 +5,29 @@ use serde_json::{Map, Value};
 use super::RetailDb;
 use crate::tau::access::{item, set};
 use crate::tau::calculate::calculate;
-use crate::tau::py::{Raised, equal, key_text, lookup, type_name};
+use crate::tau::py::{Raised, equal, iterate, key_text, lookup, type_name};
 use crate::tau::pyjson::dumps;
 
 /// `calculate(expression)`, also used by the airline domain.
 pub fn calculate_tool(expression: &Value) -> Result<String, Raised> {
-    match expression {
-        Value::String(text) => Ok(calculate(text)),
-        other => Err(format!("'{}' object is not iterable", type_name(other))),
+    const ALLOWED: &str = "0123456789+-*/(). ";
+    if let Value::String(text) = expression {
+        return Ok(calculate(text));
     }
+    // A list or dict is iterated (`char in ALLOWED` is a substring test), then `eval` refuses it.
+    for element in iterate(expression)? {
+        match element {
+            Value::String(text) if ALLOWED.contains(text.as_str()) => {}
+            Value::String(_) => return Ok("Error: invalid characters in expression".into()),
+            other => {
+                return Err(format!(
+                    "'in <string>' requires string as left operand, not {}",
+                    type_name(&other)
+                ));
+            }
+        }
+    }
+    Err("eval() arg 1 must be a string, bytes or code object".into())
 }
 
 /// Python `text.lower()` on an argument; `AttributeError` text for a non-string.

@@ -7,8 +7,8 @@ use super::orders::{
     add_balance, first_item, missing_item, order, order_key, order_mut, owner_methods,
     price_difference,
 };
-use crate::tau::access::{array, array_mut, contains, is_str, item, set};
-use crate::tau::py::{PyNum, Raised, equal, iterate, key_text, less, lookup, to_str};
+use crate::tau::access::{array, array_mut, contains, counted_items, is_str, item, set};
+use crate::tau::py::{PyNum, Raised, equal, iterate, key_text, len, less, lookup, to_str};
 use crate::tau::pyjson::dumps;
 
 /// `modify_pending_order_items`.
@@ -26,14 +26,14 @@ pub fn modify_items(
     if !is_str(item(current, "status")?, "pending") {
         return Ok("Error: non-pending order cannot be modified".into());
     }
-    let old = iterate(old)?;
+    let old = counted_items(old)?;
     if let Some(bad) = missing_item(current, &old)? {
         return Ok(format!("Error: {} not found", to_str(&bad)));
     }
-    let new = iterate(new)?;
-    if old.len() != new.len() {
+    if old.len() != len(new)? {
         return Ok("Error: the number of items to be exchanged should match".into());
     }
+    let new = iterate(new)?;
     let diff = match price_difference(db, current, &old, &new)? {
         Ok(diff) => diff,
         Err(text) => return Ok(text),

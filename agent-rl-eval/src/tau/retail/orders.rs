@@ -5,9 +5,10 @@ use serde_json::{Value, json};
 
 use super::RetailDb;
 use crate::tau::access::{
-    array, array_mut, contains, count, is_str, item, item_mut, object, set, sorted, truthy,
+    array, array_mut, contains, count, counted_items, is_str, item, item_mut, object, set, sorted,
+    truthy,
 };
-use crate::tau::py::{PyNum, Raised, equal, iterate, key_text, less, lookup, nums, to_str};
+use crate::tau::py::{PyNum, Raised, equal, iterate, key_text, len, less, lookup, nums, to_str};
 use crate::tau::pyjson::dumps;
 
 /// The order id as a table key, or `None` when the order does not exist.
@@ -155,14 +156,14 @@ pub fn exchange(
     if !is_str(item(current, "status")?, "delivered") {
         return Ok("Error: non-delivered order cannot be exchanged".into());
     }
-    let old = iterate(old)?;
+    let old = counted_items(old)?;
     if let Some(bad) = missing_item(current, &old)? {
         return Ok(format!("Error: {} not found", to_str(&bad)));
     }
-    let new = iterate(new)?;
-    if old.len() != new.len() {
+    if old.len() != len(new)? {
         return Ok("Error: the number of items to be exchanged should match".into());
     }
+    let new = iterate(new)?;
     let diff = match price_difference(db, current, &old, &new)? {
         Ok(diff) => diff.round2(),
         Err(text) => return Ok(text),
@@ -227,7 +228,7 @@ pub fn return_items(
                 .into(),
         );
     }
-    let items = iterate(items)?;
+    let items = counted_items(items)?;
     if missing_item(current, &items)?.is_some() {
         return Ok("Error: some item not found".into());
     }
