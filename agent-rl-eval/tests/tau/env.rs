@@ -124,3 +124,70 @@ fn customer_stop_token_ends_the_episode() {
         Some(true)
     );
 }
+
+/// A chat policy that records its requests and answers from a list.
+struct EchoPolicy {
+    replies: Vec<&'static str>,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<agent_rl_core::ChatRequest>>>,
+}
+
+impl agent_rl_core::Policy for EchoPolicy {
+    fn generate(
+        &mut self,
+        requests: &[agent_rl_core::ChatRequest],
+        _: &agent_rl_core::SamplingConfig,
+    ) -> Result<Vec<agent_rl_core::Completion>, agent_rl_core::CoreError> {
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.extend_from_slice(requests);
+        }
+        let text = if self.replies.is_empty() {
+            "###STOP###"
+        } else {
+            self.replies.remove(0)
+        };
+        Ok(vec![agent_rl_core::Completion {
+            token_ids: Vec::new(),
+            logprobs: Vec::new(),
+            text: format!(" {text}\n"),
+            parsed: agent_rl_core::ParsedOutput::default(),
+            finish_reason: agent_rl_core::FinishReason::Stop,
+        }])
+    }
+}
+
+#[test]
+fn llm_user_sees_the_agent_as_user_and_stops() {
+    use agent_rl_eval::tau::LlmUser;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let policy = EchoPolicy {
+        replies: vec!["I need to cancel an order."],
+        seen: seen.clone(),
+    };
+    let template = "Play a customer.\n\nInstruction: {instruction}\nRules: be brief.";
+    let mut user = LlmUser::new(policy, template, agent_rl_core::SamplingConfig::default());
+    assert_eq!(
+        user.reset("Cancel #W1.").expect("reset"),
+        "I need to cancel an order."
+    );
+    assert_eq!(user.step("Which order?").expect("step"), "###STOP###");
+    let seen = seen.lock().expect("lock");
+    let first = &seen[0].messages;
+    assert_eq!(first[0].role, Role::System);
+    assert_eq!(
+        first[0].text(),
+        "Play a customer.\n\nInstruction: Cancel #W1.\nRules: be brief."
+    );
+    assert_eq!(
+        (first[1].role, first[1].text()),
+        (Role::User, "Hi! How can I help you today?")
+    );
+    let second = &seen[1].messages;
+    assert_eq!(
+        (second[2].role, second[2].text()),
+        (Role::Assistant, "I need to cancel an order.")
+    );
+    assert_eq!(
+        (second[3].role, second[3].text()),
+        (Role::User, "Which order?")
+    );
+}
