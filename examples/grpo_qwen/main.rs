@@ -39,9 +39,18 @@ pub struct Args {
     /// SFT warm-up steps (default: 100, quick 80).
     #[arg(long)]
     pub sft_steps: Option<usize>,
-    /// GRPO steps (default: 60, quick 12).
+    /// GRPO steps (default: 80, quick 12).
     #[arg(long)]
     pub grpo_steps: Option<usize>,
+    /// GRPO learning rate.
+    #[arg(long, default_value_t = 2e-3)]
+    pub grpo_lr: f64,
+    /// GRPO KL coefficient (0 = no reference model).
+    #[arg(long, default_value_t = 0.0)]
+    pub beta: f32,
+    /// Prompts per GRPO step (each sampled `num_generations` = 8 times).
+    #[arg(long, default_value_t = 8)]
+    pub prompts_per_step: usize,
     /// A local Qwen2/Qwen2.5 snapshot to train instead of the tiny model (not wired yet).
     #[arg(long)]
     pub model: Option<PathBuf>,

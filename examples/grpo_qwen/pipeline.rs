@@ -110,12 +110,12 @@ fn evaluate<B: AutodiffBackend>(
 /// Runs every stage, writing the run directory.
 pub fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<Outcome> {
     let sft_steps = args.sft_steps.unwrap_or(if args.quick { 80 } else { 100 });
-    let grpo_steps = args.grpo_steps.unwrap_or(if args.quick { 12 } else { 60 });
+    let grpo_steps = args.grpo_steps.unwrap_or(if args.quick { 12 } else { 80 });
     let held_out_count = if args.quick { 30 } else { 90 };
     let device = B::Device::default();
     let tokenizer = Arc::new(with_toy_template(&tiny_tokenizer()?)?);
     let model = random_model::<B>(&model_config(), args.seed, 0.05, &device)?;
-    let train = toy_tasks(240, args.seed);
+    let train = toy_tasks(4000, args.seed);
     let held_out = toy_tasks(held_out_count, args.seed.wrapping_add(1000));
 
     let sft = SftConfig {
@@ -133,15 +133,15 @@ pub fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<Outcome> {
     };
     let mut grpo = GrpoConfig {
         num_generations: 8,
-        prompts_per_step: 8,
+        prompts_per_step: args.prompts_per_step,
         max_steps: grpo_steps,
         max_tool_iterations: 2,
-        beta: 0.04,
+        beta: args.beta,
         seed: args.seed,
         ..GrpoConfig::default()
     }
     .with_max_completion_length(96);
-    grpo.optimizer.learning_rate = 1e-3;
+    grpo.optimizer.learning_rate = args.grpo_lr;
     grpo.optimizer.lr_scheduler_type = LrSchedule::Constant;
 
     let mut run_dir = RunDir::create(&args.run_dir)?;

@@ -6,6 +6,7 @@ use agent_rl_core::{
 use serde_json::Value;
 
 const WEATHER: [&str; 5] = ["sunny", "rainy", "cloudy", "windy", "snowy"];
+const TIME_OF_DAY: [&str; 6] = ["dawn", "morning", "noon", "afternoon", "evening", "night"];
 
 /// A small stable hash (FNV-1a), so results do not depend on the std hasher.
 fn stable_hash(text: &str) -> u64 {
@@ -31,7 +32,9 @@ pub fn execute_toy_call(call: &ToolCall, salt: u64) -> String {
             None => "error: get_weather needs a string `city`".to_owned(),
         },
         "get_time" => match text("city") {
-            Some(city) => format!("{:02}:00", (stable_hash(city) ^ salt) % 24),
+            Some(city) => TIME_OF_DAY
+                [((stable_hash(city) ^ salt) % TIME_OF_DAY.len() as u64) as usize]
+                .to_owned(),
             None => "error: get_time needs a string `city`".to_owned(),
         },
         "add" => match (int("a"), int("b")) {

@@ -24,5 +24,5 @@ mod tasks;
 mod template;
 
 pub use environment::{ToyEnvironment, execute_toy_call, toy_environments, toy_salt};
-pub use tasks::{ToyKind, demonstration, toy_sft_dataset, toy_tasks, toy_tools};
+pub use tasks::{ToyKind, demonstration, toy_call_tasks, toy_sft_dataset, toy_tasks, toy_tools};
 pub use template::{TOY_CHAT_TEMPLATE, with_toy_template};

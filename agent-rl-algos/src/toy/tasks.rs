@@ -19,7 +19,7 @@ const CITIES: [&str; 12] = [
 pub enum ToyKind {
     /// "Weather in {city}?" → `get_weather(city)`.
     Weather,
-    /// "Time in {city}?" → `get_time(city)`.
+    /// "Time in {city}?" → `get_time(city)` (a time of day such as `noon`).
     Time,
     /// "Add {a} and {b}." → `add(a, b)`.
     Add,
@@ -31,7 +31,7 @@ pub fn toy_tools() -> Vec<ToolSpec> {
         json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
     vec![
         ToolSpec::new("get_weather", "Current weather of a city", city.clone()),
-        ToolSpec::new("get_time", "Local time of a city", city),
+        ToolSpec::new("get_time", "Time of day in a city", city),
         ToolSpec::new(
             "add",
             "Sum of two integers",
@@ -121,4 +121,17 @@ pub fn toy_sft_dataset(tasks: &[Task]) -> SftDataset {
             })
             .collect(),
     )
+}
+
+/// Single-turn variants of [`toy_tasks`]: the same requests, judged on the call alone (the
+/// target keeps the expected call and drops the expected answer, so the outcome is "the call is
+/// exactly right", BFCL's criterion). For GRPO without an environment.
+pub fn toy_call_tasks(count: usize, seed: u64) -> Vec<Task> {
+    let mut tasks = toy_tasks(count, seed);
+    for task in &mut tasks {
+        if let Some(target) = task.data.get_mut("target").and_then(Value::as_object_mut) {
+            target.remove("expected_answer");
+        }
+    }
+    tasks
 }

@@ -5,3 +5,4 @@ mod learning;
 mod multi_turn;
 mod resume;
 mod smoke;
+mod tool_learning;
