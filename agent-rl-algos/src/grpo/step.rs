@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use agent_rl_core::generation::token_scores;
 use agent_rl_core::{AgentLoop, AgentLoopConfig, Episode, Qwen2ForCausalLm, SamplingConfig, Task};
-use agent_rl_rewards::Target;
+use agent_rl_rewards::{Outcome, Sample, Target};
 use burn::module::AutodiffModule;
 use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
@@ -96,13 +96,27 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
                 "is empty; give at least one task",
             ));
         }
+        let picked = TaskOrder::new(self.config.seed, tasks.len())
+            .take(self.tasks_drawn, self.config.prompts_per_step);
+        self.tasks_drawn += self.config.prompts_per_step as u64;
+        let step_tasks: Vec<Task> = picked.iter().map(|&i| tasks[i].clone()).collect();
+        Ok(self.train_step_on(&step_tasks)?.0)
+    }
+
+    /// Runs one generation step on exactly `step_tasks` (each sampled `num_generations` times),
+    /// returning the metrics and, per task, the outcome successes of its episodes (`None` where
+    /// the task's target judges no outcome). [`Self::train_step`] and curriculum training draw
+    /// the tasks and call this.
+    ///
+    /// # Errors
+    /// As [`Self::train_step`].
+    pub fn train_step_on(
+        &mut self,
+        step_tasks: &[Task],
+    ) -> Result<(StepMetrics, Vec<Vec<Option<bool>>>)> {
         let started = Instant::now();
         let config = self.config.clone();
         let group_size = config.num_generations;
-        let picked = TaskOrder::new(config.seed, tasks.len())
-            .take(self.tasks_drawn, config.prompts_per_step);
-        self.tasks_drawn += config.prompts_per_step as u64;
-        let step_tasks: Vec<Task> = picked.iter().map(|&i| tasks[i].clone()).collect();
         let targets = step_tasks
             .iter()
             .map(Target::from_task)
@@ -118,7 +132,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             max_prompt_length: config.max_prompt_length,
         };
         let episodes = AgentLoop::new(&policy, &self.tokenizer, self.parser.as_ref(), loop_config)
-            .run(&step_tasks, group_size, self.environments.as_deref())?;
+            .run(step_tasks, group_size, self.environments.as_deref())?;
 
         let trajectories: Vec<_> = episodes.iter().map(|e| &e.trajectory).collect();
         let episode_targets: Vec<_> = episodes.iter().map(|e| &targets[e.task_index]).collect();
@@ -143,7 +157,13 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             .optimizer
             .learning_rate_at(self.global_step, config.max_steps);
         self.global_step += iterations;
-        Ok(self.step_metrics(&episodes, &scored, outcome, learning_rate, started))
+        let mut successes = vec![Vec::with_capacity(group_size); step_tasks.len()];
+        for episode in &episodes {
+            let sample = Sample::new(&episode.trajectory, &targets[episode.task_index]);
+            successes[episode.task_index].push(Outcome::default().succeeded(sample)?);
+        }
+        let metrics = self.step_metrics(&episodes, &scored, outcome, learning_rate, started);
+        Ok((metrics, successes))
     }
 
     /// Builds the micro-batches and takes `iterations` optimiser steps.

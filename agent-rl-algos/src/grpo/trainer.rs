@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::builder::GrpoTrainerBuilder;
 use super::reward_stack::RewardStack;
 use crate::config::GrpoConfig;
+use crate::curriculum::CurriculumSampler;
 use crate::error::{AlgoError, Result};
 use crate::metrics::{StepMetrics, TrainObserver};
 
@@ -147,11 +148,45 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
                 "is empty; give at least one task",
             ));
         }
+        self.train_loop(|trainer| trainer.train_step(tasks))
+    }
+
+    /// Trains with tasks drawn from a curriculum: each step samples `prompts_per_step` tasks
+    /// from `sampler` (current level, replay of easier levels, injected new scenarios), and
+    /// every episode's outcome success is recorded back, so the sampler promotes to the next
+    /// difficulty level once the current one is mastered. Inject new scenarios between calls
+    /// with [`CurriculumSampler::add_new_scenarios`] (distribution shift).
+    ///
+    /// # Errors
+    /// As [`Self::train`].
+    pub fn train_curriculum(
+        &mut self,
+        sampler: &mut CurriculumSampler<Task>,
+    ) -> Result<GrpoReport> {
+        self.train_loop(|trainer| {
+            let sampled = sampler.sample(trainer.config.prompts_per_step);
+            let tasks: Vec<Task> = sampled.iter().map(|s| s.task.clone()).collect();
+            let (metrics, successes) = trainer.train_step_on(&tasks)?;
+            for (drawn, outcomes) in sampled.iter().zip(successes) {
+                for success in outcomes.into_iter().flatten() {
+                    sampler.record(drawn.level, success);
+                }
+            }
+            Ok(metrics)
+        })
+    }
+
+    /// The loop shared by [`Self::train`] and [`Self::train_curriculum`]: steps until
+    /// `max_steps`, observers, checkpoints, report.
+    fn train_loop(
+        &mut self,
+        mut step: impl FnMut(&mut Self) -> Result<StepMetrics>,
+    ) -> Result<GrpoReport> {
         let started = Instant::now();
         let mut report = GrpoReport::default();
         while self.global_step < self.config.max_steps {
             let before = self.global_step;
-            let metrics = self.train_step(tasks)?;
+            let metrics = step(self)?;
             for observer in &mut self.observers {
                 observer.on_step(&metrics);
             }

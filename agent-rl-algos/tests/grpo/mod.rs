@@ -1,6 +1,7 @@
 //! GRPO trainer: learning proof, smoke test, multi-turn rollouts, checkpoint/resume.
 
 mod common;
+mod curriculum;
 mod learning;
 mod multi_turn;
 mod resume;
