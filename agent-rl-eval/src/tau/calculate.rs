@@ -31,9 +31,16 @@ enum Token {
     Close,
 }
 
+/// Deepest chain of unary operators CPython 3.11's parser accepts before a `MemoryError`
+/// (whose text is empty); also keeps our recursion far from the stack limit.
+const MAX_UNARY_DEPTH: usize = 2993;
+/// CPython's tokenizer limit on nested parentheses.
+const MAX_PAREN_DEPTH: usize = 200;
+
 struct Parser {
     tokens: Result<Vec<Token>, String>,
     position: usize,
+    depth: usize,
 }
 
 fn tokenize(text: &str) -> Result<Vec<Token>, String> {
@@ -122,6 +129,7 @@ impl Parser {
         Self {
             tokens: tokenize(text),
             position: 0,
+            depth: 0,
         }
     }
 
@@ -175,6 +183,16 @@ impl Parser {
     }
 
     fn factor(&mut self) -> Result<PyNum, String> {
+        self.depth += 1;
+        if self.depth > MAX_UNARY_DEPTH + 1 {
+            return Err(String::new());
+        }
+        let value = self.unary();
+        self.depth -= 1;
+        value
+    }
+
+    fn unary(&mut self) -> Result<PyNum, String> {
         match self.peek() {
             Some(Token::Plus) => {
                 self.position += 1;
@@ -245,6 +263,9 @@ fn check_brackets(tokens: &[Token]) -> Result<(), String> {
     let mut depth = 0usize;
     for token in tokens {
         match token {
+            Token::Open if depth == MAX_PAREN_DEPTH => {
+                return Err("too many nested parentheses (<string>, line 1)".to_owned());
+            }
             Token::Open => depth += 1,
             Token::Close if depth == 0 => {
                 return Err("unmatched ')' (<string>, line 1)".to_owned());
@@ -325,5 +346,13 @@ mod tests {
         );
         assert_eq!(calculate("(1))"), "Error: unmatched ')' (<string>, line 1)");
         assert_eq!(calculate("1(2)"), "Error: 'int' object is not callable");
+        let nested = |n: usize| format!("{}1{}", "(".repeat(n), ")".repeat(n));
+        assert_eq!(calculate(&nested(200)), "1.0");
+        assert_eq!(
+            calculate(&nested(201)),
+            "Error: too many nested parentheses (<string>, line 1)"
+        );
+        assert_eq!(calculate(&format!("{}1", "-".repeat(2993))), "-1.0");
+        assert_eq!(calculate(&format!("{}1", "-".repeat(2994))), "Error: ");
     }
 }
