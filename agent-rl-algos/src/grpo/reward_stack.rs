@@ -1,7 +1,7 @@
 //! [`RewardStack`]: the weighted sum of the trainer's reward functions, with per-reward stats.
 
 use agent_rl_core::Trajectory;
-use agent_rl_rewards::{Reward, Sample, Target};
+use agent_rl_rewards::{Reward, Sample, Target, component_means};
 
 use crate::error::{AlgoError, Result};
 use crate::metrics::RewardStats;
@@ -31,7 +31,8 @@ impl std::fmt::Debug for RewardStack {
 pub struct ScoredBatch {
     /// Weighted total per episode (`None` when no reward applies).
     pub totals: Vec<Option<f32>>,
-    /// Per reward (in the order added): mean and std over the episodes it applies to, unweighted.
+    /// Per reward (in the order added), each followed by its components: mean and std over the
+    /// episodes it applies to, unweighted.
     pub per_reward: Vec<RewardStats>,
 }
 
@@ -141,6 +142,25 @@ impl RewardStack {
                 mean,
                 std,
             });
+            // Components (e.g. format / arguments / outcome / guards of ToolUseReward), logged
+            // as `rewards/<component>/mean` like TRL logs each reward function.
+            for component in component_means(&values) {
+                if component.name == reward.name() {
+                    continue;
+                }
+                let scores: Vec<f32> = values
+                    .iter()
+                    .filter_map(|v| v.component(&component.name).flatten())
+                    .collect();
+                let (mean, std) = mean_std(&scores);
+                let taken = per_reward.iter().any(|r| r.name == component.name);
+                let name = if taken {
+                    format!("{}/{}", reward.name(), component.name)
+                } else {
+                    component.name
+                };
+                per_reward.push(RewardStats { name, mean, std });
+            }
         }
         Ok(ScoredBatch { totals, per_reward })
     }

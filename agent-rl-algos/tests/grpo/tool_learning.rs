@@ -104,6 +104,15 @@ fn grpo_after_sft_raises_reward_and_held_out_call_success() {
         started.elapsed().as_secs_f64()
     );
     assert!(report.steps.iter().all(|m| m.loss.is_finite()));
+    let logged = report.steps[0].to_json();
+    for key in [
+        "rewards/tool_use/mean",
+        "rewards/format/mean",
+        "rewards/arguments/mean",
+        "rewards/outcome/mean",
+    ] {
+        assert!(logged.get(key).is_some(), "{key} not logged");
+    }
     assert!(
         last > first + 0.2,
         "mean reward did not rise: {first} -> {last}"
