@@ -9,6 +9,7 @@
 //! | score a results file | [`score_results_file`], [`score_output`], [`ResultLine`], [`Verdict`] |
 //! | aggregate | [`BfclReport`] (BFCL's own formulas, plus format/argument/end-to-end rates) |
 //! | run a model | [`BfclRunner`] |
+//! | train on it | [`training_tasks`], [`split_train_held_out`], [`reference_calls`] |
 //!
 //! Scoring one output, as raw model text or as decoded calls:
 //!
@@ -47,6 +48,7 @@ mod resolve;
 mod runner;
 mod score;
 mod source_syntax;
+mod training;
 mod value;
 
 pub use category::{Category, Language, Scoring};
@@ -64,5 +66,9 @@ pub use resolve::decode_python_calls;
 pub use runner::{BfclRun, BfclRunConfig, BfclRunner, chat_request, decode_completion};
 pub use score::{
     ResultLine, Verdict, read_results, score_decoded, score_output, score_results_file,
+};
+pub use training::{
+    expected_calls, is_trainable, reference_calls, split_train_held_out, training_task,
+    training_tasks,
 };
 pub use value::{PyType, py_eq, standardize};

@@ -8,6 +8,7 @@ mod decoder;
 mod golden;
 mod replay;
 mod runner;
+mod training;
 
 use std::path::PathBuf;
 
