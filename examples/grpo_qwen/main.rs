@@ -15,6 +15,7 @@
 //! Face layout.
 
 mod pipeline;
+mod real_model;
 
 use std::path::PathBuf;
 
@@ -51,22 +52,22 @@ pub struct Args {
     /// Prompts per GRPO step (each sampled `num_generations` = 8 times).
     #[arg(long, default_value_t = 8)]
     pub prompts_per_step: usize,
-    /// A local Qwen2/Qwen2.5 snapshot to train instead of the tiny model (not wired yet).
+    /// A local Qwen2/Qwen2.5 snapshot to train on BFCL instead of the tiny demo (with `--bfcl`).
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// BFCL data directory for GRPO on BFCL records (not wired yet).
+    /// BFCL data directory for GRPO on BFCL records (with `--model`).
     #[arg(long)]
     pub bfcl: Option<PathBuf>,
+    /// Options of the `--model/--bfcl` job.
+    #[command(flatten)]
+    pub real: real_model::RealModelArgs,
 }
 
 #[allow(clippy::print_stdout)]
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     if args.model.is_some() || args.bfcl.is_some() {
-        anyhow::bail!(
-            "--model/--bfcl: GRPO on a local checkpoint with BFCL records is not wired into this \
-             example yet; use the library API (GrpoTrainer::builder with load_pretrained) meanwhile"
-        );
+        return real_model::run(&args);
     }
     let outcome = pipeline::run::<agent_rl::backend::CpuTrainBackend>(&args)?;
     println!("{}", outcome.table());

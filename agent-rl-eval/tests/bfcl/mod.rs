@@ -6,6 +6,7 @@
 mod checker;
 mod decoder;
 mod golden;
+mod grpo_tiny;
 mod replay;
 mod runner;
 mod training;

@@ -1,0 +1,244 @@
+//! `grpo_qwen --model DIR --bfcl DIR`: GRPO on BFCL's single-turn records with a local
+//! Qwen2/Qwen2.5 snapshot, evaluated before and after on a held-out split with the BFCL evaluator.
+//!
+//! ```text
+//! cargo run --release --example grpo_qwen -- --model ~/models/Qwen2.5-0.5B-Instruct \
+//!     --bfcl $AGENT_RL_DATA/bfcl --limit 100 --grpo-steps 50 --summary summary.json
+//! cargo run --release --features cuda --example grpo_qwen -- --device cuda --model … --bfcl …
+//! ```
+//! Steps: load the snapshot (`config.json`, safetensors, tokenizer files), turn the BFCL entries
+//! of `--categories` into training tasks ([`training_tasks`]: the entry's messages, its functions
+//! as tools, its possible answers as the target), split off a held-out part
+//! ([`split_train_held_out`], seeded), score the held-out entries with [`BfclRunner`] (greedy),
+//! train with GRPO and `ToolUseReward::default()` (format 1, arguments 1, outcome 2, guards on)
+//! on single-turn rollouts (no environment: the calls are the result), score again, print the
+//! table, write `--summary` and the run directory (config, metrics, reward curve, final model).
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_rl::algos::{GrpoConfig, GrpoTrainer, LrSchedule, StepMetrics};
+use agent_rl::backend::{DeviceKind, probe_cuda};
+use agent_rl::core::weights::{LoadOptions, load_pretrained};
+use agent_rl::core::{BurnPolicy, ChatTokenizer, SamplingConfig, Task};
+use agent_rl::eval::bfcl::{
+    BfclDataset, BfclReport, BfclRunConfig, BfclRunner, Category, CheckOptions,
+    split_train_held_out, training_tasks,
+};
+use agent_rl::rewards::ToolUseReward;
+use agent_rl::run_dir::RunDir;
+use anyhow::Context;
+use burn::module::AutodiffModule;
+use burn::tensor::backend::AutodiffBackend;
+use indicatif::ProgressBar;
+use serde_json::{Value, json};
+
+use super::Args;
+
+/// Options that only the `--model/--bfcl` job reads.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RealModelArgs {
+    /// Device for `--model`: `cpu` (default) or `cuda` (built with `--features cuda`).
+    #[arg(long, default_value = "cpu")]
+    pub device: DeviceKind,
+    /// BFCL categories to train and evaluate on (comma-separated; Python single-turn only).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "simple_python,multiple,parallel,parallel_multiple,live_simple"
+    )]
+    pub categories: Vec<String>,
+    /// Entries per category at most (in file order), before the split; all when unset.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Fraction of the tasks held out for evaluation, in [0, 1].
+    #[arg(long, default_value_t = 0.2)]
+    pub held_out_fraction: f64,
+    /// Tokens generated per completion (training and evaluation).
+    #[arg(long, default_value_t = 256)]
+    pub max_new_tokens: usize,
+    /// Completions sampled per prompt (GRPO's group size).
+    #[arg(long, default_value_t = 8)]
+    pub num_generations: usize,
+    /// GRPO learning rate for `--model` (the tiny demo's `--grpo-lr` does not apply).
+    #[arg(long, default_value_t = 1e-6)]
+    pub bfcl_learning_rate: f64,
+}
+
+/// Scores of one evaluation of the held-out split.
+struct Scores {
+    report: BfclReport,
+    entries: usize,
+}
+
+impl Scores {
+    fn json(&self) -> Value {
+        json!({
+            "format_accuracy": self.report.format_accuracy,
+            "argument_match": self.report.argument_match_rate,
+            "success_rate": self.report.end_to_end_success,
+            "episodes": self.entries,
+        })
+    }
+}
+
+/// Runs the job on the device `--device` names.
+///
+/// # Errors
+/// Missing `--model`/`--bfcl`, an unusable device, unreadable checkpoint or data, training errors.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let (Some(model_dir), Some(bfcl_dir)) = (&args.model, &args.bfcl) else {
+        anyhow::bail!("--model DIR and --bfcl DIR go together: pass both");
+    };
+    match args.real.device {
+        DeviceKind::Cpu => run_on::<agent_rl::backend::CpuTrainBackend>(args, model_dir, bfcl_dir),
+        DeviceKind::Cuda => {
+            probe_cuda()?;
+            #[cfg(feature = "cuda")]
+            {
+                run_on::<burn::backend::Autodiff<agent_rl::backend::CudaBackend>>(
+                    args, model_dir, bfcl_dir,
+                )
+            }
+            #[cfg(not(feature = "cuda"))]
+            unreachable!("probe_cuda fails without the cuda feature")
+        }
+    }
+}
+
+#[allow(clippy::print_stdout)]
+fn run_on<B: AutodiffBackend>(
+    args: &Args,
+    model_dir: &Path,
+    bfcl_dir: &Path,
+) -> anyhow::Result<()> {
+    let options = &args.real;
+    let device = B::Device::default();
+    let tokenizer = Arc::new(ChatTokenizer::from_dir(model_dir)?);
+    let (model, _) = load_pretrained::<B>(model_dir, LoadOptions::default(), &device)
+        .with_context(|| format!("loading {}", model_dir.display()))?;
+    let categories = options
+        .categories
+        .iter()
+        .map(|name| {
+            Category::from_name(name).with_context(|| format!("--categories: unknown `{name}`"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let (_, version) = BfclDataset::detect(bfcl_dir)?;
+    let mut dataset = BfclDataset::load_categories(bfcl_dir, &categories)?;
+    if let Some(limit) = options.limit {
+        for entries in dataset.categories.values_mut() {
+            entries.truncate(limit);
+        }
+    }
+    let tasks = training_tasks(&dataset, &categories, CheckOptions::default())?;
+    let (train, held_out) = split_train_held_out(tasks, options.held_out_fraction, args.seed)?;
+    anyhow::ensure!(
+        !train.is_empty() && !held_out.is_empty(),
+        "{} training and {} held-out tasks: raise --limit or change --held-out-fraction",
+        train.len(),
+        held_out.len()
+    );
+    let held_out_data = only(&dataset, &held_out);
+
+    let mut grpo = GrpoConfig {
+        num_generations: options.num_generations,
+        prompts_per_step: args.prompts_per_step,
+        max_steps: args.grpo_steps.unwrap_or(if args.quick { 2 } else { 50 }),
+        beta: args.beta,
+        seed: args.seed,
+        ..GrpoConfig::default()
+    }
+    .with_max_completion_length(options.max_new_tokens);
+    grpo.optimizer.learning_rate = options.bfcl_learning_rate;
+    grpo.optimizer.lr_scheduler_type = LrSchedule::Constant;
+    let mut run_dir = RunDir::create(&args.run_dir)?;
+    run_dir.write_json(
+        "config.json",
+        &json!({
+            "model": model_dir, "bfcl": bfcl_dir, "categories": categories,
+            "limit": options.limit, "held_out_fraction": options.held_out_fraction,
+            "train_tasks": train.len(), "held_out_tasks": held_out.len(), "seed": args.seed,
+            "grpo": serde_json::to_value(&grpo)?,
+            "reward": "ToolUseReward::default() (format 1, arguments 1, outcome 2, guards on)",
+        }),
+    )?;
+
+    let evaluate = |model: &agent_rl::core::Qwen2ForCausalLm<B>| -> anyhow::Result<Scores> {
+        let config = BfclRunConfig {
+            sampling: SamplingConfig::greedy(options.max_new_tokens),
+            ..BfclRunConfig::default()
+        };
+        let mut policy = BurnPolicy::new(model.valid(), Arc::clone(&tokenizer));
+        let run = BfclRunner::new(&held_out_data, version, config).run(&mut policy)?;
+        Ok(Scores {
+            report: run.report,
+            entries: held_out.len(),
+        })
+    };
+    println!(
+        "{} training / {} held-out BFCL tasks; evaluating before training",
+        train.len(),
+        held_out.len()
+    );
+    let before = evaluate(&model)?;
+
+    let progress = ProgressBar::new(grpo.max_steps as u64);
+    let grpo_log = run_dir.metrics_sink("grpo")?;
+    let mut trainer = GrpoTrainer::builder(model, Arc::clone(&tokenizer))
+        .with_config(grpo)
+        .add_reward(ToolUseReward::default())
+        .with_observer({
+            let progress = progress.clone();
+            move |metrics: &StepMetrics| {
+                progress.set_message(format!("reward {:.2}", metrics.reward));
+                progress.inc(1);
+                grpo_log.record(metrics);
+            }
+        })
+        .build()?;
+    trainer.train(&train)?;
+    progress.finish();
+    let model = trainer.into_model();
+    let after = evaluate(&model)?;
+    run_dir.finish(&model.valid(), &tokenizer)?;
+
+    let summary = json!({"before": before.json(), "after": after.json()});
+    run_dir.write_json("summary.json", &summary)?;
+    println!("{}", table(&before, &after));
+    if let Some(path) = &args.summary {
+        std::fs::write(path, serde_json::to_string_pretty(&summary)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+        println!("summary written to {}", path.display());
+    }
+    println!("run directory: {}", args.run_dir.display());
+    Ok(())
+}
+
+/// The entries of `dataset` whose ids are among `tasks`, so the runner scores exactly those.
+fn only(dataset: &BfclDataset, tasks: &[Task]) -> BfclDataset {
+    let ids: HashSet<&str> = tasks.iter().map(|task| task.id.as_str()).collect();
+    let mut subset = dataset.clone();
+    for entries in subset.categories.values_mut() {
+        entries.retain(|entry| ids.contains(entry.id.as_str()));
+    }
+    subset.categories.retain(|_, entries| !entries.is_empty());
+    subset
+}
+
+fn table(before: &Scores, after: &Scores) -> String {
+    let mut out = String::from(
+        "| held-out BFCL tasks | format accuracy | argument match | success rate |\n\
+         |---|---:|---:|---:|\n",
+    );
+    for (name, scores) in [("before training", before), ("after GRPO", after)] {
+        out.push_str(&format!(
+            "| {name} | {:.1}% | {:.1}% | {:.1}% |\n",
+            100.0 * scores.report.format_accuracy,
+            100.0 * scores.report.argument_match_rate,
+            100.0 * scores.report.end_to_end_success
+        ));
+    }
+    out
+}
