@@ -1,4 +1,6 @@
 //! Integration tests of agent-rl-algos (one binary, see STYLE.md §6).
+// Learning tests print their curves for the CI log.
+#![allow(clippy::print_stderr)]
 
 mod advantages_props;
 mod config;

@@ -284,14 +284,15 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
                     .expect("the model is present outside optimiser steps");
                 self.model = Some(self.optimizer.step(lr, model, grads));
                 let done = step + 1;
-                if config.sync_ref_model && done.is_multiple_of(config.ref_model_sync_steps) {
-                    if let Some(reference) = self.reference.take() {
-                        self.reference = Some(sync_reference_model(
-                            reference,
-                            &self.model().valid(),
-                            config.ref_model_mixup_alpha,
-                        )?);
-                    }
+                if config.sync_ref_model
+                    && done.is_multiple_of(config.ref_model_sync_steps)
+                    && let Some(reference) = self.reference.take()
+                {
+                    self.reference = Some(sync_reference_model(
+                        reference,
+                        &self.model().valid(),
+                        config.ref_model_mixup_alpha,
+                    )?);
                 }
             }
         }

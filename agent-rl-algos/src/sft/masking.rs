@@ -236,10 +236,15 @@ fn tokenize_prompt_completion_messages(
         return tokenize_spans(tokenizer, &text, None);
     }
     let before = tokenizer.apply_chat_template(prompt, tools, true)?;
-    check_prefix(&before, &text, prompt.len(), "the prompt with the generation prompt")?;
+    check_prefix(
+        &before,
+        &text,
+        prompt.len(),
+        "the prompt with the generation prompt",
+    )?;
     let start = before.len();
     let end = start + turn_length(&text[start..], &eos_texts(tokenizer));
-    tokenize_spans(tokenizer, &text, Some(&[start..end]))
+    tokenize_spans(tokenizer, &text, Some(std::slice::from_ref(&(start..end))))
 }
 
 /// Tokenises one row as the trainer sees it, with the loss mask the config asks for:
@@ -277,11 +282,12 @@ pub fn tokenize_example(
                 ));
             };
             let text = format!("{prompt}{completion}");
-            let spans = [prompt.len()..text.len()];
+            let completion_span = prompt.len()..text.len();
+            let spans = std::slice::from_ref(&completion_span);
             let mut example = tokenize_spans(
                 tokenizer,
                 &text,
-                config.completion_only_loss.then_some(&spans[..]),
+                config.completion_only_loss.then_some(spans),
             )?;
             let ends_with_eos = eos_texts(tokenizer)
                 .iter()

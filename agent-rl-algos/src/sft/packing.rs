@@ -54,8 +54,9 @@ impl SftSequence {
         let mut targets = vec![false; self.len().saturating_sub(1)];
         let mut start = 0;
         for &length in &self.segment_lengths {
-            for position in start + 1..start + length {
-                targets[position - 1] = self.loss_mask[position];
+            if length > 1 {
+                targets[start..start + length - 1]
+                    .copy_from_slice(&self.loss_mask[start + 1..start + length]);
             }
             start += length;
         }
@@ -117,7 +118,10 @@ mod tests {
         assert_eq!(lengths, [vec![6, 2], vec![5, 3], vec![4]]);
         for sequence in &packed {
             assert!(sequence.len() <= 8);
-            assert_eq!(sequence.segment_lengths.iter().sum::<usize>(), sequence.len());
+            assert_eq!(
+                sequence.segment_lengths.iter().sum::<usize>(),
+                sequence.len()
+            );
         }
         let total: usize = packed.iter().map(SftSequence::len).sum();
         assert_eq!(total, 20);

@@ -294,14 +294,19 @@ impl<B: AutodiffBackend> SftTrainer<B> {
                     ..metrics
                 };
                 let last = report.steps == total_steps;
-                let eval_due = config.eval_steps.is_some_and(|n| report.steps % n == 0);
+                let eval_due = config
+                    .eval_steps
+                    .is_some_and(|n| report.steps.is_multiple_of(n));
                 if !eval.sequences.is_empty() && (eval_due || last) {
                     let result = self.evaluate_sequences(&eval.sequences);
                     metrics.eval_loss = Some(result.loss);
                     report.eval_losses.push((report.steps, result.loss));
                 }
                 if let Some(dir) = &config.output_dir {
-                    if config.save_steps.is_some_and(|n| report.steps % n == 0) {
+                    if config
+                        .save_steps
+                        .is_some_and(|n| report.steps.is_multiple_of(n))
+                    {
                         let path = dir.join(format!("checkpoint-{}", report.steps));
                         self.save(&path)?;
                         report.checkpoints.push(path);
