@@ -1,0 +1,125 @@
+//! A local Qwen2/Qwen2.5 snapshot as a τ-bench agent, with the same model simulating the customer
+//! (τ-bench's LLM user simulator); prints average reward, pass^k and tool-call statistics.
+//!
+//! ```text
+//! cargo run --release --example tau_bench -- --model ~/models/Qwen2.5-7B-Instruct \
+//!     --data $AGENT_RL_DATA/tau_bench --domain retail --task-ids 0,1,2 --trials 2
+//! cargo run --release --features cuda --example tau_bench -- --device cuda --model … --data …
+//! ```
+//! The data folder holds `retail/` and `airline/` (database, tasks, `wiki.md`) and the user
+//! simulator's prompt `user_simulator_prompt.txt`, as laid out by `agent-rl eval tau`. The agent
+//! answers greedily; the customer samples (temperature 1, a seed per task and trial). The library
+//! calls are [`TauSuite::load`], [`LlmUser`] and [`run_tau`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_rl::backend::{DeviceKind, probe_cuda};
+use agent_rl::core::weights::{LoadOptions, load_pretrained};
+use agent_rl::core::{BurnPolicy, ChatTokenizer, SamplingConfig};
+use agent_rl::eval::tau::data::domain_dir;
+use agent_rl::eval::tau::{
+    Domain, LlmUser, TauRunConfig, TauSuite, UserSimulator, load_user_prompt, run_tau,
+};
+use anyhow::Context;
+use burn::prelude::Backend;
+use clap::Parser;
+
+/// Command-line options.
+#[derive(Debug, Parser)]
+#[command(about = "A local Qwen2 snapshot as agent and simulated customer on τ-bench")]
+struct Args {
+    /// Hugging Face snapshot directory of the agent (also the simulated customer).
+    #[arg(long)]
+    model: PathBuf,
+    /// τ-bench data folder (holding `retail/`, `airline/`, `user_simulator_prompt.txt`).
+    #[arg(long)]
+    data: PathBuf,
+    /// Domain: `retail` or `airline`.
+    #[arg(long, default_value = "retail")]
+    domain: Domain,
+    /// Split: `test`, `dev` or `train`.
+    #[arg(long, default_value = "test")]
+    split: String,
+    /// Task ids to run (comma-separated); default all.
+    #[arg(long, value_delimiter = ',')]
+    task_ids: Vec<usize>,
+    /// Trials per task (pass^k for k = 1..trials).
+    #[arg(long, default_value_t = 1)]
+    trials: usize,
+    /// Most agent turns per episode.
+    #[arg(long, default_value_t = 30)]
+    max_steps: usize,
+    /// Tokens generated at most per turn (agent and customer).
+    #[arg(long, default_value_t = 512)]
+    max_new_tokens: usize,
+    /// Device: `cpu` (default) or `cuda` (built with `--features cuda`).
+    #[arg(long, default_value = "cpu")]
+    device: DeviceKind,
+}
+
+fn evaluate<B: Backend>(args: &Args) -> anyhow::Result<String> {
+    let device = B::Device::default();
+    let tokenizer = Arc::new(ChatTokenizer::from_dir(&args.model)?);
+    let (model, _) = load_pretrained::<B>(&args.model, LoadOptions::default(), &device)
+        .with_context(|| format!("loading {}", args.model.display()))?;
+    let suite = TauSuite::load(&args.data, args.domain, &args.split)?;
+    let prompt_path = domain_dir(&args.data, args.domain.as_str())?
+        .parent()
+        .map(|root| root.join("user_simulator_prompt.txt"))
+        .context("the data folder has no parent")?;
+    let template = load_user_prompt(&prompt_path)?;
+    let user_sampling = SamplingConfig {
+        max_new_tokens: args.max_new_tokens,
+        temperature: 1.0,
+        ..SamplingConfig::default()
+    };
+    let make_user = |task: usize, trial: usize| -> Box<dyn UserSimulator> {
+        let sampling = SamplingConfig {
+            seed: user_sampling.seed + (task * 1000 + trial) as u64,
+            ..user_sampling.clone()
+        };
+        let customer = BurnPolicy::new(model.clone(), Arc::clone(&tokenizer));
+        Box::new(LlmUser::new(customer, template.clone(), sampling))
+    };
+    let config = TauRunConfig {
+        task_ids: (!args.task_ids.is_empty()).then(|| args.task_ids.clone()),
+        trials: args.trials,
+        max_steps: args.max_steps,
+        sampling: SamplingConfig::greedy(args.max_new_tokens),
+        ..TauRunConfig::default()
+    };
+    let mut agent = BurnPolicy::new(model.clone(), Arc::clone(&tokenizer));
+    let bar = indicatif::ProgressBar::new(0);
+    let report = run_tau(
+        &suite,
+        &mut agent,
+        &make_user,
+        &config,
+        &mut |done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        },
+    )?;
+    bar.finish_and_clear();
+    Ok(report.to_markdown())
+}
+
+#[allow(clippy::print_stdout)]
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let report = match args.device {
+        DeviceKind::Cpu => evaluate::<agent_rl::backend::CpuBackend>(&args)?,
+        DeviceKind::Cuda => {
+            probe_cuda()?;
+            #[cfg(feature = "cuda")]
+            {
+                evaluate::<agent_rl::backend::CudaBackend>(&args)?
+            }
+            #[cfg(not(feature = "cuda"))]
+            unreachable!("probe_cuda fails without the cuda feature")
+        }
+    };
+    print!("{report}");
+    Ok(())
+}
