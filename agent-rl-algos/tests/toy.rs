@@ -132,6 +132,7 @@ fn evaluation_of_an_untrained_model_is_zero_and_bounded() {
         sampling: SamplingConfig::greedy(24),
         max_tool_iterations: 2,
         max_prompt_length: None,
+        max_tool_calls_per_turn: None,
     };
     let env = toy_environments();
     let scores = evaluate_tool_use(

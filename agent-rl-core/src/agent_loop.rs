@@ -35,6 +35,9 @@ pub struct AgentLoopConfig {
     pub max_tool_iterations: usize,
     /// Keep only the last this-many prompt tokens; `None` = no truncation. Default `None`.
     pub max_prompt_length: Option<usize>,
+    /// Execute at most this many tool calls of one assistant turn (the rest stay in the text,
+    /// unexecuted); `None` = all. τ-bench's original agent loop executes only the first (`Some(1)`).
+    pub max_tool_calls_per_turn: Option<usize>,
 }
 
 impl Default for AgentLoopConfig {
@@ -43,6 +46,7 @@ impl Default for AgentLoopConfig {
             sampling: SamplingConfig::default(),
             max_tool_iterations: 8,
             max_prompt_length: None,
+            max_tool_calls_per_turn: None,
         }
     }
 }
@@ -302,9 +306,11 @@ impl<'a, B: Backend> AgentLoop<'a, B> {
             vec![Action::Respond(parsed.content.clone())]
         } else {
             run.tool_rounds += 1;
+            let limit = self.config.max_tool_calls_per_turn.unwrap_or(usize::MAX);
             parsed
                 .tool_calls
                 .into_iter()
+                .take(limit)
                 .map(Action::ToolCall)
                 .collect()
         };

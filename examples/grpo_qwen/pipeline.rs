@@ -95,6 +95,7 @@ fn evaluate<B: AutodiffBackend>(
         sampling: SamplingConfig::greedy(96),
         max_tool_iterations: 2,
         max_prompt_length: None,
+        max_tool_calls_per_turn: None,
     };
     let env = toy_environments();
     Ok(evaluate_tool_use(

@@ -71,6 +71,9 @@ pub struct GrpoConfig {
     pub max_completion_length: usize,
     /// Multi-turn rollouts: most tool-call rounds per episode before it is stopped. Default 8. ≥ 1.
     pub max_tool_iterations: usize,
+    /// Multi-turn rollouts: execute at most this many tool calls per assistant turn; `None` = all
+    /// (default). `Some(1)` reproduces τ-bench's original agent loop.
+    pub max_tool_calls_per_turn: Option<usize>,
     /// Sampling settings of the rollouts (temperature 1 by default: GRPO needs diverse samples).
     pub sampling: SamplingConfig,
     /// Weight of each reward function, in the order they are added; empty = all 1. Default empty.
@@ -110,6 +113,7 @@ impl Default for GrpoConfig {
             max_prompt_length: None,
             max_completion_length,
             max_tool_iterations: 8,
+            max_tool_calls_per_turn: None,
             sampling: SamplingConfig {
                 max_new_tokens: max_completion_length,
                 ..SamplingConfig::default()

@@ -130,6 +130,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             },
             max_tool_iterations: config.max_tool_iterations,
             max_prompt_length: config.max_prompt_length,
+            max_tool_calls_per_turn: config.max_tool_calls_per_turn,
         };
         let episodes = AgentLoop::new(&policy, &self.tokenizer, self.parser.as_ref(), loop_config)
             .run(step_tasks, group_size, self.environments.as_deref())?;

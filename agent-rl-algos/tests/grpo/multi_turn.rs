@@ -51,6 +51,7 @@ fn environment_turns_are_tokens_with_mask_zero_and_generated_ids_are_kept() {
         sampling,
         max_tool_iterations: 4,
         max_prompt_length: None,
+        max_tool_calls_per_turn: None,
     };
     let factory = nudging();
     let tasks = prompts(2);

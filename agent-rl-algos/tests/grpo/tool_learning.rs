@@ -61,6 +61,7 @@ fn grpo_after_sft_raises_reward_and_held_out_call_success() {
             sampling: SamplingConfig::greedy(64),
             max_tool_iterations: 1,
             max_prompt_length: None,
+            max_tool_calls_per_turn: None,
         };
         evaluate_tool_use(
             &model.valid(),
