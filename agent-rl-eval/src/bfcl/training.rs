@@ -212,14 +212,17 @@ pub fn split_train_held_out(
     ))
 }
 
-/// 64-bit FNV-1a over the seed's bytes then the id's: stable across platforms and releases.
+/// 64-bit FNV-1a over the seed's bytes then the id's, finished with splitmix64's mixer (FNV
+/// alone leaves the high bits correlated with the last bytes): stable across platforms.
 fn fnv1a(seed: u64, id: &str) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in seed.to_le_bytes().iter().chain(id.as_bytes()) {
         hash ^= u64::from(*byte);
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
-    hash
+    hash = (hash ^ (hash >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    hash = (hash ^ (hash >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    hash ^ (hash >> 31)
 }
 
 fn record_error(entry: &BfclEntry, reason: String) -> EvalError {
@@ -253,6 +256,13 @@ mod tests {
         assert!(held.windows(2).all(|w| index(&w[0]) < index(&w[1])));
         let (_, other) = split_train_held_out(tasks.clone(), 0.2, 8).expect("split");
         assert_ne!(held, other, "the seed changes the split");
+        let many: Vec<Task> = (0..1000).map(|i| task(&format!("t{i}"))).collect();
+        let (_, held) = split_train_held_out(many, 0.2, 7).expect("split");
+        let short = held.iter().filter(|t| t.id.len() <= 3).count();
+        assert!(
+            (5..=35).contains(&short),
+            "{short} of 100 short ids held out, ~20 expected"
+        );
         assert!(split_train_held_out(tasks, 1.5, 0).is_err());
     }
 
