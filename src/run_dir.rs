@@ -18,6 +18,7 @@ struct Log {
     jsonl: File,
     csv: File,
     columns: Option<Vec<String>>,
+    header_written: bool,
     history: Vec<StepMetrics>,
 }
 
@@ -35,8 +36,9 @@ impl MetricsSink {
             .columns
             .get_or_insert_with(|| named.iter().map(|(k, _)| k.clone()).collect())
             .clone();
-        if log.history.is_empty() {
+        if !log.header_written {
             let _ = writeln!(log.csv, "{}", columns.join(","));
+            log.header_written = true;
         }
         let row: Vec<String> = columns
             .iter()
@@ -96,6 +98,36 @@ impl RunDir {
             jsonl: File::create(self.dir.join(format!("{stage}_metrics.jsonl")))?,
             csv: File::create(self.dir.join(format!("{stage}_metrics.csv")))?,
             columns: None,
+            header_written: false,
+            history: Vec::new(),
+        }));
+        self.logs.push((stage.to_owned(), Arc::clone(&log)));
+        Ok(MetricsSink(log))
+    }
+
+    /// Like [`Self::metrics_sink`], but appends to the stage's existing files (a resumed run
+    /// keeps the steps logged before it; the CSV keeps its header's columns).
+    ///
+    /// # Errors
+    /// When the files cannot be opened.
+    pub fn metrics_sink_appending(&mut self, stage: &str) -> anyhow::Result<MetricsSink> {
+        let csv_path = self.dir.join(format!("{stage}_metrics.csv"));
+        let columns: Option<Vec<String>> = std::fs::read_to_string(&csv_path)
+            .ok()
+            .and_then(|text| text.lines().next().map(str::to_owned))
+            .filter(|header| !header.is_empty())
+            .map(|header| header.split(',').map(str::to_owned).collect());
+        let open = |path: PathBuf| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+        };
+        let log = Arc::new(Mutex::new(Log {
+            jsonl: open(self.dir.join(format!("{stage}_metrics.jsonl")))?,
+            csv: open(csv_path)?,
+            header_written: columns.is_some(),
+            columns,
             history: Vec::new(),
         }));
         self.logs.push((stage.to_owned(), Arc::clone(&log)));

@@ -10,6 +10,10 @@ mod eval_tau;
 mod generate;
 mod logprobs;
 mod model_args;
+mod train;
+mod train_config;
+mod train_grpo;
+mod train_sft;
 
 use clap::{Parser, Subcommand};
 
@@ -29,6 +33,9 @@ enum Command {
     Logprobs(logprobs::LogprobsArgs),
     /// Render a conversation with the model's chat template.
     ChatTemplate(chat_template::ChatTemplateArgs),
+    /// Train from a TOML run file (`train sft|grpo --config run.toml`).
+    #[command(subcommand)]
+    Train(train::TrainCommand),
     /// Evaluate a model or a results file on a benchmark.
     #[command(subcommand)]
     Eval(eval::EvalCommand),
@@ -40,6 +47,7 @@ fn main() -> anyhow::Result<()> {
         Command::Generate(args) => generate::run(args),
         Command::Logprobs(args) => logprobs::run(args),
         Command::ChatTemplate(args) => chat_template::run(args),
+        Command::Train(command) => train::run(command),
         Command::Eval(command) => eval::run(command),
     }
 }

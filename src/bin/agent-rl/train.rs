@@ -1,0 +1,163 @@
+//! `agent-rl train sft|grpo --config run.toml [--resume RUN_DIR]`: trainers driven by TOML run
+//! files (see `train_config.rs` and `examples/configs/`). Later trainers slot in as new variants.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_rl::algos::toy::with_toy_template;
+use agent_rl::backend::probe_cuda;
+use agent_rl::core::weights::{LoadOptions, load_pretrained, random_model};
+use agent_rl::core::{ChatTokenizer, Qwen2Config, Qwen2ForCausalLm};
+use anyhow::Context;
+use burn::tensor::backend::AutodiffBackend;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::train_config::{Device, ModelSection};
+use crate::{train_grpo, train_sft};
+
+/// The trainers.
+#[derive(Debug, clap::Subcommand)]
+pub enum TrainCommand {
+    /// Supervised fine-tuning (`[model]`, `[data]`, `[run]`, `[sft]`).
+    Sft(TrainArgs),
+    /// GRPO with the tool-use reward (`[model]`, `[data]`, `[run]`, `[warmup]`, `[grpo]`,
+    /// `[reward]`).
+    Grpo(TrainArgs),
+}
+
+/// `--config run.toml [--resume RUN_DIR]`.
+#[derive(Debug, clap::Args)]
+pub struct TrainArgs {
+    /// The TOML run file (e.g. examples/configs/grpo_toy.toml).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Continue the run in RUN_DIR from its last `checkpoint-<step>/` (GRPO), writing into
+    /// RUN_DIR; `max_steps` in the run file is the total.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub resume: Option<PathBuf>,
+    /// Check the run file and print the resolved config as JSON, without training.
+    #[arg(long)]
+    pub print_config: bool,
+}
+
+/// A trainer to run on a chosen autodiff backend.
+pub trait TrainJob {
+    /// The `[model]` section.
+    fn model(&self) -> &ModelSection;
+    /// The resolved run config (defaults filled in), as saved in the run directory.
+    fn resolved(&self) -> anyhow::Result<serde_json::Value>;
+    /// Runs on backend `B`.
+    fn run<B: AutodiffBackend>(self) -> anyhow::Result<()>;
+}
+
+/// Runs a `train` subcommand.
+pub fn run(command: TrainCommand) -> anyhow::Result<()> {
+    match command {
+        TrainCommand::Sft(args) => {
+            let print = args.print_config;
+            dispatch(train_sft::SftJob::new(args)?, print)
+        }
+        TrainCommand::Grpo(args) => {
+            let print = args.print_config;
+            dispatch(train_grpo::GrpoJob::new(args)?, print)
+        }
+    }
+}
+
+fn dispatch(job: impl TrainJob, print_config: bool) -> anyhow::Result<()> {
+    if print_config {
+        let text = serde_json::to_string_pretty(&job.resolved()?)?;
+        writeln!(std::io::stdout().lock(), "{text}")?;
+        return Ok(());
+    }
+    match job.model().device {
+        Device::Cpu => job.run::<agent_rl::backend::CpuTrainBackend>(),
+        Device::Cuda => {
+            probe_cuda()?;
+            #[cfg(feature = "cuda")]
+            {
+                job.run::<burn::backend::Autodiff<agent_rl::backend::CudaBackend>>()
+            }
+            #[cfg(not(feature = "cuda"))]
+            unreachable!("probe_cuda fails without the cuda feature")
+        }
+    }
+}
+
+/// The embedded tiny model: 2 layers, hidden 64, GQA 4/2 heads, the fixture tokenizer's 384 ids
+/// (the `grpo_qwen` demo's model).
+pub fn tiny_model_config() -> Qwen2Config {
+    Qwen2Config {
+        vocab_size: 384,
+        hidden_size: 64,
+        intermediate_size: 192,
+        num_hidden_layers: 2,
+        num_attention_heads: 4,
+        num_key_value_heads: Some(2),
+        max_position_embeddings: 1024,
+        ..Qwen2Config::tiny()
+    }
+}
+
+/// The fixture tokenizer (byte-level BPE, 384 ids), embedded in the binary so that the tiny
+/// mode needs no files at run time, with the toy chat template.
+///
+/// # Errors
+/// Only if the embedded files are invalid (they are tested).
+pub fn tiny_tokenizer() -> anyhow::Result<ChatTokenizer> {
+    const TOKENIZER_JSON: &str =
+        include_str!("../../../agent-rl-core/tests/fixtures/qwen2_tiny/tied_f32/tokenizer.json");
+    let inner: tokenizers::Tokenizer = TOKENIZER_JSON
+        .parse()
+        .map_err(|err| anyhow::anyhow!("embedded tiny tokenizer: {err}"))?;
+    let id = |token: &str| {
+        inner
+            .token_to_id(token)
+            .with_context(|| format!("embedded tiny tokenizer lacks `{token}`"))
+    };
+    let eos = id("<|im_end|>")?;
+    let pad = id("<|endoftext|>")?;
+    let plain = ChatTokenizer::new(inner.clone(), None, vec![eos], Some(pad));
+    Ok(with_toy_template(&plain)?)
+}
+
+/// The model and tokenizer of a `[model]` section: the snapshot at `path`, or the tiny model.
+///
+/// # Errors
+/// Files of the snapshot that cannot be loaded, naming them.
+pub fn load_model<B: AutodiffBackend>(
+    section: &ModelSection,
+) -> anyhow::Result<(Qwen2ForCausalLm<B>, Arc<ChatTokenizer>)> {
+    let device = B::Device::default();
+    match &section.path {
+        Some(dir) => load_snapshot(dir, &device),
+        None => Ok((
+            random_model::<B>(&tiny_model_config(), section.seed, 0.05, &device)?,
+            Arc::new(tiny_tokenizer()?),
+        )),
+    }
+}
+
+fn load_snapshot<B: AutodiffBackend>(
+    dir: &Path,
+    device: &B::Device,
+) -> anyhow::Result<(Qwen2ForCausalLm<B>, Arc<ChatTokenizer>)> {
+    let tokenizer = ChatTokenizer::from_dir(dir)
+        .with_context(|| format!("loading the tokenizer of {}", dir.display()))?;
+    let (model, _) = load_pretrained::<B>(dir, LoadOptions::default(), device)
+        .with_context(|| format!("loading {}", dir.display()))?;
+    Ok((model, Arc::new(tokenizer)))
+}
+
+/// A progress bar `label [=====>   ] pos/len msg (elapsed)` on stderr.
+pub fn progress_bar(len: usize, label: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len as u64);
+    if let Ok(style) =
+        ProgressStyle::with_template("{prefix:>6} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_prefix(label.to_owned());
+    bar
+}

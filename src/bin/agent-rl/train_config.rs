@@ -1,0 +1,217 @@
+//! The TOML run files of `agent-rl train`: one struct per trainer, each section mirroring a
+//! library config (`[sft]` = `SftConfig`, `[grpo]` = `GrpoConfig`, `[reward]` = `ToolUseConfig`).
+//! Unknown keys are rejected with the key and the file named.
+
+use std::path::{Path, PathBuf};
+
+use agent_rl::algos::{GrpoConfig, SftConfig};
+use agent_rl::rewards::ToolUseConfig;
+use anyhow::{Context, bail};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+/// Where to run (`device = "cpu"` or `"cuda"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Device {
+    /// The CPU backend (default).
+    #[default]
+    Cpu,
+    /// The first CUDA GPU (binary built with `--features cuda`).
+    Cuda,
+}
+
+/// `[model]`: a local Hugging Face snapshot (`path`) or the embedded tiny model (`tiny = true`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelSection {
+    /// Snapshot directory (config.json, safetensors, tokenizer files).
+    pub path: Option<PathBuf>,
+    /// The embedded tiny Qwen2 (random weights, fixture tokenizer, toy chat template).
+    pub tiny: bool,
+    /// Seed of the tiny model's random weights (default 0).
+    pub seed: u64,
+    /// `cpu` (default) or `cuda`.
+    pub device: Device,
+}
+
+/// `[run]`: where the run directory goes and how often GRPO checkpoints.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunSection {
+    /// The run directory, relative to the working directory (default `runs/<trainer>`).
+    pub dir: Option<PathBuf>,
+    /// GRPO: optimiser steps between checkpoints (`dir/checkpoint-<step>/`; one is always
+    /// written at the end). Default: only at the end.
+    pub checkpoint_every: Option<usize>,
+}
+
+/// Which environment executes the tool calls of GRPO rollouts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnvironmentKind {
+    /// No environment: single-turn, the first reply is judged.
+    None,
+    /// The toy tools (weather, time, add) of `agent_rl::algos::toy`.
+    Toy,
+}
+
+/// `[data]`: training (and held-out) data, from files, BFCL, or the built-in toy family.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DataSection {
+    /// JSONL file: TRL-style rows for SFT (`messages`/`tools` or `prompt`/`completion`), one
+    /// `Task` per line for GRPO.
+    pub train: Option<PathBuf>,
+    /// Held-out JSONL file in the same format (SFT: eval loss; GRPO: before/after scores).
+    pub eval: Option<PathBuf>,
+    /// Number of toy tool-use tasks to train on (instead of `train`).
+    pub toy: Option<usize>,
+    /// Number of held-out toy tasks (SFT: eval loss; GRPO: scored before and after).
+    pub toy_held_out: Option<usize>,
+    /// GRPO: a BFCL data directory (`bfcl-eval`'s `data/`); its trainable single-turn
+    /// categories become the training tasks (instead of `train`).
+    pub bfcl: Option<PathBuf>,
+    /// GRPO with `bfcl`: fraction of the tasks held out and scored before and after (default 0).
+    pub held_out_fraction: f64,
+    /// Seed of the toy tasks (held-out ones use `seed + 1000`) and of the BFCL split.
+    pub seed: u64,
+    /// GRPO: the environment (default: `toy` with toy data, else `none`).
+    pub environment: Option<EnvironmentKind>,
+}
+
+impl DataSection {
+    /// Checks that exactly one training source is given.
+    ///
+    /// # Errors
+    /// Naming the keys of `[data]` that conflict or are missing.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        let sources = [
+            self.train.is_some(),
+            self.toy.is_some(),
+            self.bfcl.is_some(),
+        ];
+        if sources.iter().filter(|set| **set).count() != 1 {
+            bail!(
+                "[data]: set exactly one of `train = \"file.jsonl\"`, `toy = <task count>`, \
+                 `bfcl = \"data dir\"`"
+            );
+        }
+        if self.eval.is_some() && self.toy_held_out.is_some() {
+            bail!("[data]: set `eval` or `toy_held_out`, not both");
+        }
+        if !(0.0..=1.0).contains(&self.held_out_fraction) {
+            bail!(
+                "[data] held_out_fraction = {}: must lie in [0, 1]",
+                self.held_out_fraction
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The run file of `agent-rl train sft`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SftRunConfig {
+    /// `[model]`.
+    #[serde(default)]
+    pub model: ModelSection,
+    /// `[data]`.
+    #[serde(default)]
+    pub data: DataSection,
+    /// `[run]`.
+    #[serde(default)]
+    pub run: RunSection,
+    /// `[sft]`: the trainer's config.
+    #[serde(default)]
+    pub sft: SftConfig,
+}
+
+/// The run file of `agent-rl train grpo`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrpoRunConfig {
+    /// `[model]`.
+    #[serde(default)]
+    pub model: ModelSection,
+    /// `[data]`.
+    #[serde(default)]
+    pub data: DataSection,
+    /// `[run]`.
+    #[serde(default)]
+    pub run: RunSection,
+    /// `[warmup]`: an optional SFT warm-up before GRPO, on the toy demonstrations of the
+    /// training tasks (toy data only); skipped when resuming.
+    pub warmup: Option<SftConfig>,
+    /// `[grpo]`: the trainer's config.
+    #[serde(default)]
+    pub grpo: GrpoConfig,
+    /// `[reward]`: the tool-use reward recipe.
+    #[serde(default)]
+    pub reward: ToolUseConfig,
+}
+
+/// A parsed run file (relative paths in it are relative to the working directory, as in
+/// TRL's and accelerate's config files).
+pub trait RunFile: DeserializeOwned + Serialize {
+    /// The sections every trainer has.
+    fn sections(&mut self) -> (&mut ModelSection, &mut DataSection, &mut RunSection);
+}
+
+impl RunFile for SftRunConfig {
+    fn sections(&mut self) -> (&mut ModelSection, &mut DataSection, &mut RunSection) {
+        (&mut self.model, &mut self.data, &mut self.run)
+    }
+}
+
+impl RunFile for GrpoRunConfig {
+    fn sections(&mut self) -> (&mut ModelSection, &mut DataSection, &mut RunSection) {
+        (&mut self.model, &mut self.data, &mut self.run)
+    }
+}
+
+/// Reads and parses a run file, rejecting unknown keys (the run directory defaults to
+/// `runs/<default_dir>`).
+///
+/// # Errors
+/// The file that cannot be read; TOML syntax errors and unknown or mistyped keys, with the key,
+/// line and file named; a `[model]` or `[data]` section that is inconsistent.
+pub fn load<T: RunFile>(path: &Path, default_dir: &str) -> anyhow::Result<T> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read run file {}", path.display()))?;
+    let mut config: T = toml::from_str(&text)
+        .map_err(|err| anyhow::anyhow!("invalid run file {}:\n{err}", path.display()))?;
+    let (model, data, run) = config.sections();
+    match (&model.path, model.tiny) {
+        (Some(_), true) => bail!(
+            "{}: [model]: set `path` or `tiny = true`, not both",
+            path.display()
+        ),
+        (None, false) => bail!(
+            "{}: [model]: set `path = \"snapshot dir\"` or `tiny = true`",
+            path.display()
+        ),
+        _ => {}
+    }
+    data.validate()
+        .with_context(|| format!("invalid run file {}", path.display()))?;
+    run.dir
+        .get_or_insert_with(|| PathBuf::from("runs").join(default_dir));
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn misspelled_key_is_named() {
+        let result = toml::from_str::<GrpoRunConfig>("[grpo]\nnum_generation = 8\n");
+        let message = result.err().map(|err| err.to_string()).unwrap_or_default();
+        assert!(
+            message.contains("unknown field `num_generation`"),
+            "{message}"
+        );
+    }
+}

@@ -1,0 +1,208 @@
+//! `agent-rl train sft|grpo`: run files, run directories, resuming.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn agent_rl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agent-rl"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn succeed(args: &[&str]) -> String {
+    let output = agent_rl(args);
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).unwrap().lines().count()
+}
+
+fn write_run_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn assert_final_model(run: &Path) {
+    for file in ["config.json", "model.safetensors", "tokenizer.json"] {
+        assert!(
+            run.join("final_model").join(file).is_file(),
+            "final_model/{file}"
+        );
+    }
+}
+
+#[test]
+fn train_run_file_with_misspelled_key_fails_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_run_file(
+        dir.path(),
+        "typo.toml",
+        "[model]\ntiny = true\n[data]\ntoy = 4\n[grpo]\nnum_generation = 8\n",
+    );
+    let output = agent_rl(&["train", "grpo", "--config", path.to_str().unwrap()]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("unknown field `num_generation`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("typo.toml") && stderr.contains("line 6"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn train_committed_example_configs_resolve() {
+    let configs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/configs");
+    for (trainer, file) in [
+        ("sft", "sft_toy.toml"),
+        ("grpo", "grpo_toy.toml"),
+        ("grpo", "grpo_qwen25.toml"),
+    ] {
+        let path = configs.join(file);
+        let out = succeed(&[
+            "train",
+            trainer,
+            "--config",
+            path.to_str().unwrap(),
+            "--print-config",
+        ]);
+        let resolved: Value = serde_json::from_str(&out).unwrap();
+        assert!(resolved["run"]["dir"].is_string(), "{file}: {resolved}");
+        if trainer == "grpo" {
+            assert_eq!(resolved["grpo"]["num_generations"], 8, "{file}");
+            assert_eq!(resolved["reward"]["outcome_weight"], 2.0, "{file}");
+        }
+    }
+}
+
+#[test]
+fn train_sft_writes_config_metrics_and_final_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let path = write_run_file(
+        dir.path(),
+        "sft.toml",
+        &format!(
+            "[model]\ntiny = true\nseed = 3\n[data]\ntoy = 24\ntoy_held_out = 4\n\
+             [run]\ndir = {:?}\n[sft]\nmax_steps = 2\nbatch_size = 4\n",
+            run.to_str().unwrap()
+        ),
+    );
+    let out = succeed(&["train", "sft", "--config", path.to_str().unwrap()]);
+    assert!(out.contains("SFT: 2 steps"), "{out}");
+    let config = read_json(&run.join("config.json"));
+    assert_eq!(config["sft"]["max_steps"], 2);
+    assert_eq!(
+        config["sft"]["num_train_epochs"], 3,
+        "defaults are filled in: {config}"
+    );
+    assert_eq!(lines(&run.join("sft_metrics.jsonl")), 2);
+    assert_eq!(lines(&run.join("sft_metrics.csv")), 3, "header + 2 steps");
+    assert!(read_json(&run.join("summary.json"))["last_eval_loss"].is_number());
+    assert_final_model(&run);
+}
+
+fn grpo_run_file(dir: &Path, run: &Path, max_steps: usize) -> PathBuf {
+    write_run_file(
+        dir,
+        &format!("grpo_{max_steps}.toml"),
+        &format!(
+            "[model]\ntiny = true\n[data]\ntoy = 8\ntoy_held_out = 2\n\
+             [run]\ndir = {:?}\ncheckpoint_every = 1\n\
+             [warmup]\nmax_steps = 1\nbatch_size = 4\neval_fraction = 0.0\n\
+             [grpo]\nnum_generations = 2\nprompts_per_step = 2\nmax_steps = {max_steps}\n\
+             max_completion_length = 16\nmax_tool_iterations = 1\n\
+             [grpo.sampling]\nmax_new_tokens = 16\n",
+            run.to_str().unwrap()
+        ),
+    )
+}
+
+#[test]
+fn train_grpo_writes_run_dir_and_resume_continues_the_global_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let first = grpo_run_file(dir.path(), &run, 2);
+    succeed(&["train", "grpo", "--config", first.to_str().unwrap()]);
+    for file in [
+        "config.json",
+        "grpo_metrics.csv",
+        "reward_curve.svg",
+        "sft_metrics.jsonl",
+    ] {
+        assert!(run.join(file).is_file(), "{file}");
+    }
+    assert_eq!(read_json(&run.join("config.json"))["grpo"]["max_steps"], 2);
+    assert_eq!(lines(&run.join("grpo_metrics.jsonl")), 2);
+    assert!(run.join("checkpoint-1").is_dir() && run.join("checkpoint-2").is_dir());
+    assert_final_model(&run);
+
+    let longer = grpo_run_file(dir.path(), &run, 3);
+    let out = succeed(&[
+        "train",
+        "grpo",
+        "--config",
+        longer.to_str().unwrap(),
+        "--resume",
+        run.to_str().unwrap(),
+    ]);
+    assert!(out.contains("global step 3"), "{out}");
+    let state = read_json(&run.join("checkpoint-3/trainer_state.json"));
+    assert_eq!(state["global_step"], 3);
+    assert_eq!(
+        lines(&run.join("grpo_metrics.jsonl")),
+        3,
+        "steps 1-2 kept, step 3 appended"
+    );
+    assert_eq!(lines(&run.join("grpo_metrics.csv")), 4, "one header");
+    assert_eq!(
+        lines(&run.join("sft_metrics.jsonl")),
+        1,
+        "no second warm-up"
+    );
+    let summary = read_json(&run.join("summary.json"));
+    assert!(
+        summary["before"].is_object() && summary["after"].is_object(),
+        "{summary}"
+    );
+    assert_eq!(summary["global_step"], 3);
+    assert!(run.join("config.resumed.json").is_file());
+}
+
+#[test]
+fn train_grpo_resume_without_checkpoint_names_the_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = grpo_run_file(dir.path(), &dir.path().join("run"), 2);
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let output = agent_rl(&[
+        "train",
+        "grpo",
+        "--config",
+        path.to_str().unwrap(),
+        "--resume",
+        empty.to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("no checkpoint-<step>/") && stderr.contains("empty"),
+        "{stderr}"
+    );
+}
