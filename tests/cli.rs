@@ -234,7 +234,11 @@ fn eval_tau_replay_writes_observations_and_rewards() {
             "test",
         ),
     };
-    assert!(data.is_dir(), "missing τ-bench data folder {}", data.display());
+    assert!(
+        data.is_dir(),
+        "missing τ-bench data folder {}",
+        data.display()
+    );
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("replay.json");
     run(&[
@@ -299,7 +303,16 @@ fn eval_tau_run_records_failed_episodes_and_reports() {
     assert_eq!(report["pass_hat_k"], serde_json::json!([0.0, 0.0]));
     for episode in report["episodes"].as_array().unwrap() {
         let messages = episode["messages"].as_array().unwrap();
-        assert_eq!(messages.len(), 2, "system + the simulated customer's opening");
-        assert!(episode["error"].as_str().unwrap().contains("max_position_embeddings"));
+        assert_eq!(
+            messages.len(),
+            2,
+            "system + the simulated customer's opening"
+        );
+        assert!(
+            episode["error"]
+                .as_str()
+                .unwrap()
+                .contains("max_position_embeddings")
+        );
     }
 }

@@ -64,7 +64,11 @@ impl SftBatch {
 
     /// Real (non-padding) tokens in the batch (TRL's `num_tokens` counts these).
     pub fn num_tokens(&self) -> usize {
-        self.segments.iter().flatten().filter(|s| s.is_some()).count()
+        self.segments
+            .iter()
+            .flatten()
+            .filter(|s| s.is_some())
+            .count()
     }
 
     /// Tokens that carry loss.
@@ -74,7 +78,12 @@ impl SftBatch {
 
     /// The token ids as an Int tensor `[batch, seq]`.
     pub fn ids_tensor<B: Backend>(&self, device: &B::Device) -> Tensor<B, 2, Int> {
-        let flat: Vec<i64> = self.input_ids.iter().flatten().map(|&id| i64::from(id)).collect();
+        let flat: Vec<i64> = self
+            .input_ids
+            .iter()
+            .flatten()
+            .map(|&id| i64::from(id))
+            .collect();
         Tensor::from_data(
             TensorData::new(flat, [self.batch_size(), self.seq_len()]),
             device,
@@ -95,7 +104,8 @@ impl SftBatch {
             for (query, query_segment) in segments.iter().enumerate() {
                 for (key, key_segment) in segments.iter().enumerate() {
                     let visible = key <= query
-                        && (key == query || (query_segment.is_some() && key_segment == query_segment));
+                        && (key == query
+                            || (query_segment.is_some() && key_segment == query_segment));
                     bias.push(if visible { 0.0f32 } else { f32::MIN });
                 }
             }

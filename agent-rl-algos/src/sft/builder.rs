@@ -25,7 +25,10 @@ impl<B: AutodiffBackend> std::fmt::Debug for SftTrainerBuilder<B> {
         f.debug_struct("SftTrainerBuilder")
             .field("config", &self.config)
             .field("observer", &self.observer.is_some())
-            .field("eval_dataset", &self.eval_dataset.as_ref().map(SftDataset::len))
+            .field(
+                "eval_dataset",
+                &self.eval_dataset.as_ref().map(SftDataset::len),
+            )
             .finish_non_exhaustive()
     }
 }

@@ -125,7 +125,10 @@ impl SftExample {
     /// A message saying which key is missing or malformed.
     pub fn from_json(row: &Value) -> std::result::Result<Self, String> {
         let Value::Object(map) = row else {
-            return Err(format!("a row must be a JSON object, found {}", json_kind(row)));
+            return Err(format!(
+                "a row must be a JSON object, found {}",
+                json_kind(row)
+            ));
         };
         let tools: Vec<ToolSpec> = match map.get("tools") {
             None | Some(Value::Null) => Vec::new(),
@@ -276,7 +279,11 @@ impl SftDataset {
         }
         let (mut train, mut eval) = (SftDataset::default(), SftDataset::default());
         for (index, (example, origin)) in self.iter().enumerate() {
-            let part = if is_eval[index] { &mut eval } else { &mut train };
+            let part = if is_eval[index] {
+                &mut eval
+            } else {
+                &mut train
+            };
             part.examples.push(example.clone());
             part.origins.push(origin.clone());
         }
@@ -318,20 +325,29 @@ mod tests {
     #[test]
     fn malformed_rows_name_file_and_line() {
         let cases = [
-            ("{\"messages\": [{\"role\": \"robot\", \"content\": \"x\"}]}", "messages"),
+            (
+                "{\"messages\": [{\"role\": \"robot\", \"content\": \"x\"}]}",
+                "messages",
+            ),
             ("{\"messages\": []}", "empty"),
             ("{\"prompt\": \"x\"}", "`completion` missing"),
             ("{\"text\": \"x\"}", "neither"),
-            ("{\"prompt\": \"x\", \"completion\": [{\"role\": \"assistant\", \"content\": \"y\"}]}", "both"),
+            (
+                "{\"prompt\": \"x\", \"completion\": [{\"role\": \"assistant\", \"content\": \"y\"}]}",
+                "both",
+            ),
             ("{\"prompt\": 3, \"completion\": \"y\"}", "a number"),
             ("[1, 2]", "JSON object"),
             ("{\"messages\": ", "invalid JSON"),
-            ("{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"tools\": [{}]}", "tools"),
+            (
+                "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"tools\": [{}]}",
+                "tools",
+            ),
         ];
         for (row, needle) in cases {
             let text = format!("{{\"prompt\": \"a\", \"completion\": \"b\"}}\n{row}\n");
-            let err = SftDataset::from_jsonl_str(&text, "data/train.jsonl")
-                .expect_err("malformed row");
+            let err =
+                SftDataset::from_jsonl_str(&text, "data/train.jsonl").expect_err("malformed row");
             let message = err.to_string();
             assert!(message.starts_with("data/train.jsonl:2: "), "{message}");
             assert!(message.contains(needle), "{row}: {message}");
@@ -357,7 +373,11 @@ mod tests {
         let (train, eval) = data.split(0.2, 1);
         assert_eq!((train.len(), eval.len()), (8, 2));
         assert_eq!(data.split(0.2, 1), (train.clone(), eval.clone()));
-        let mut lines: Vec<usize> = train.iter().chain(eval.iter()).map(|(_, o)| o.line).collect();
+        let mut lines: Vec<usize> = train
+            .iter()
+            .chain(eval.iter())
+            .map(|(_, o)| o.line)
+            .collect();
         lines.sort_unstable();
         assert_eq!(lines, (1..=10).collect::<Vec<_>>());
         assert_eq!(data.split(0.01, 1).1.len(), 1);

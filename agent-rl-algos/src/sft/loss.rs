@@ -55,8 +55,10 @@ pub fn token_loss_from_logits<B: Backend>(logits: Tensor<B, 3>, batch: &SftBatch
         .flatten()
         .map(|&t| if t { 1.0 } else { 0.0 })
         .collect();
-    let targets_tensor =
-        Tensor::<B, 2, Int>::from_data(TensorData::new(targets.clone(), [rows, predicted]), &device);
+    let targets_tensor = Tensor::<B, 2, Int>::from_data(
+        TensorData::new(targets.clone(), [rows, predicted]),
+        &device,
+    );
     let weights_tensor =
         Tensor::<B, 2>::from_data(TensorData::new(weights, [rows, predicted]), &device);
     let argmax: Vec<i64> = logits

@@ -1,7 +1,7 @@
 //! Shared fixtures of the SFT tests: a weather/time tool-calling conversation family.
 
-use agent_rl_core::{Message, ToolCall, ToolSpec};
 use agent_rl_algos::sft::{SftDataset, SftExample};
+use agent_rl_core::{Message, ToolCall, ToolSpec};
 use serde_json::json;
 
 /// The two tools of the toy family.
@@ -55,7 +55,11 @@ pub fn tool_call_dataset(count: usize) -> SftDataset {
     let cities = ["Paris", "Oslo", "Rome", "Lima"];
     let rows = (0..count)
         .map(|i| {
-            let tool = if i % 2 == 0 { "get_weather" } else { "get_time" };
+            let tool = if i % 2 == 0 {
+                "get_weather"
+            } else {
+                "get_time"
+            };
             let result = if i % 2 == 0 { "sunny" } else { "9am" };
             conversation(tool, cities[(i / 2) % cities.len()], result)
         })

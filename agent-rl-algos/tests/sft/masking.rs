@@ -39,7 +39,9 @@ fn masks_of(example: &SftExample, config: &SftConfig) -> Vec<String> {
     assert_eq!(tokenized.input_ids.len(), tokenized.loss_mask.len());
     // The tokens are exactly the template's rendering, encoded once.
     if let SftExample::Conversation { messages, tools } = example {
-        let full = tokenizer.encode_chat(messages, tools, false).expect("encodes");
+        let full = tokenizer
+            .encode_chat(messages, tools, false)
+            .expect("encodes");
         assert_eq!(tokenized.input_ids, full);
     }
     masked_runs(&tokenizer, &tokenized)
@@ -57,7 +59,9 @@ fn assistant_only_mask_covers_exactly_assistant_turns() {
     let weather = ToolCall::new("get_weather", json!({"city": "Paris"}));
     let time = ToolCall::new("get_time", json!({"city": "Oslo"}));
     let call_text = |name: &str, city: &str| {
-        format!("<tool_call>\n{{\"name\": \"{name}\", \"arguments\": {{\"city\": \"{city}\"}}}}\n</tool_call>")
+        format!(
+            "<tool_call>\n{{\"name\": \"{name}\", \"arguments\": {{\"city\": \"{city}\"}}}}\n</tool_call>"
+        )
     };
     let config = SftConfig::default();
     let cases: Vec<(&str, SftExample, Vec<String>)> = vec![
@@ -199,9 +203,16 @@ fn template_that_rewrites_earlier_turns_is_rejected_with_file_and_line() {
         "counting.jinja",
     )
     .expect("template compiles");
-    let unstable =
-        ChatTokenizer::new(base.inner().clone(), Some(template), base.eos_ids.clone(), base.pad_id);
-    let example = conv(vec![Message::user("hi"), Message::assistant("hello")], false);
+    let unstable = ChatTokenizer::new(
+        base.inner().clone(),
+        Some(template),
+        base.eos_ids.clone(),
+        base.pad_id,
+    );
+    let example = conv(
+        vec![Message::user("hi"), Message::assistant("hello")],
+        false,
+    );
     let err = tokenize_example(&unstable, &example, &SftConfig::default()).expect_err("unstable");
     assert!(
         matches!(err, AlgoError::TemplateNotPrefixStable { message: 1, .. }),
@@ -223,5 +234,8 @@ fn template_that_rewrites_earlier_turns_is_rejected_with_file_and_line() {
         .expect("valid config");
     let err = trainer.train(&data).expect_err("unstable template");
     let message = err.to_string();
-    assert!(message.starts_with("chats.jsonl:1: chat template is not prefix-stable"), "{message}");
+    assert!(
+        message.starts_with("chats.jsonl:1: chat template is not prefix-stable"),
+        "{message}"
+    );
 }
