@@ -37,7 +37,7 @@ pub struct Args {
     /// Seed of the model, the tasks and sampling.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// SFT warm-up steps (default: 100, quick 80).
+    /// SFT warm-up steps (default: 100).
     #[arg(long)]
     pub sft_steps: Option<usize>,
     /// GRPO steps (default: 80, quick 12).

@@ -110,9 +110,9 @@ fn evaluate<B: AutodiffBackend>(
 
 /// Runs every stage, writing the run directory.
 pub fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<Outcome> {
-    let sft_steps = args.sft_steps.unwrap_or(if args.quick { 80 } else { 100 });
+    let sft_steps = args.sft_steps.unwrap_or(100);
     let grpo_steps = args.grpo_steps.unwrap_or(if args.quick { 12 } else { 80 });
-    let held_out_count = if args.quick { 30 } else { 90 };
+    let held_out_count = if args.quick { 60 } else { 90 };
     let device = B::Device::default();
     let tokenizer = Arc::new(with_toy_template(&tiny_tokenizer()?)?);
     let model = random_model::<B>(&model_config(), args.seed, 0.05, &device)?;
