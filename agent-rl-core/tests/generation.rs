@@ -60,9 +60,9 @@ fn kv_cache_decoding_equals_full_forward() {
         .into_data()
         .into_vec::<f32>()
         .unwrap();
-    for b in 0..2 {
-        for t in 0..10 {
-            if mask[b][t] {
+    for (b, row) in mask.iter().enumerate() {
+        for (t, &real) in row.iter().enumerate() {
+            if real {
                 let at = (b * 10 + t) * vocab;
                 assert_close(
                     &cached[at..at + vocab],
@@ -148,13 +148,13 @@ fn sampling_logprobs_equal_teacher_forced_scores() {
         ..SamplingConfig::default()
     };
     let prompt = vec![10u32, 20, 30, 40];
-    let generated = generate_ids(&model, &[prompt.clone()], &sampling, &[])
+    let generated = generate_ids(&model, std::slice::from_ref(&prompt), &sampling, &[])
         .unwrap()
         .remove(0);
     let full: Vec<u32> = prompt.iter().chain(&generated.token_ids).copied().collect();
     let scores = token_scores(
         &model,
-        ids(&[full.clone()]),
+        ids(std::slice::from_ref(&full)),
         &[vec![true; full.len()]],
         6,
         0.7,
@@ -173,7 +173,7 @@ fn sampling_logprobs_equal_teacher_forced_scores() {
 fn teacher_forced_scores_are_differentiable_on_autodiff() {
     type A = Autodiff<B>;
     let model = model::<A>(15);
-    let rows = vec![vec![5u32, 6, 7, 8, 9], vec![0, 1, 2, 3, 4]];
+    let rows = [vec![5u32, 6, 7, 8, 9], vec![0, 1, 2, 3, 4]];
     let flat: Vec<i64> = rows.iter().flatten().map(|&i| i64::from(i)).collect();
     let input = Tensor::<A, 2, Int>::from_data(TensorData::new(flat, [2, 5]), &Default::default());
     let mask = vec![vec![true; 5], vec![false, true, true, true, true]];

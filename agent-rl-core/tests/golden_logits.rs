@@ -16,7 +16,7 @@ fn check_model(dir: &str, reference: &str) {
     let model = load(dir);
     let expected_json = expected();
     let prompt = ids(&expected_json["prompt_ids"]);
-    let logits = model.forward_ids(&[prompt.clone()], None);
+    let logits = model.forward_ids(std::slice::from_ref(&prompt), None);
     let (shape, want) = expected_tensor(reference, "logits");
     assert_eq!(logits.dims().to_vec(), [1, shape[0], shape[1]]);
     let got = logits.into_data().into_vec::<f32>().unwrap();
