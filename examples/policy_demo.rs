@@ -52,7 +52,9 @@ fn main() -> anyhow::Result<()> {
         seed: 1,
         ..SamplingConfig::default()
     };
-    let completion = policy.generate(std::slice::from_ref(&request), &sampling)?.remove(0);
+    let completion = policy
+        .generate(std::slice::from_ref(&request), &sampling)?
+        .remove(0);
     println!(
         "--- completion ({:?}) ---\n{}",
         completion.finish_reason, completion.text

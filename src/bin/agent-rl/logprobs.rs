@@ -32,7 +32,9 @@ impl WithPolicy for Job {
         if let Some(bad) = self.ids.iter().find(|&&id| id as usize >= vocab) {
             anyhow::bail!("token id {bad} is outside the vocabulary ({vocab})");
         }
-        let logits = policy.model.forward_ids(std::slice::from_ref(&self.ids), None);
+        let logits = policy
+            .model
+            .forward_ids(std::slice::from_ref(&self.ids), None);
         let host = logits
             .into_data()
             .convert::<f32>()
