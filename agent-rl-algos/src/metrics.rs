@@ -82,7 +82,11 @@ pub struct StepMetrics {
     pub num_tokens: u64,
     /// `step_time`: wall-clock seconds of the step.
     pub step_time_secs: f64,
-    /// `tokens/s`: generated tokens per second of rollout.
+    /// `timing/rollout`: wall-clock seconds spent generating (and running tools) in the step;
+    /// the rest of `step_time` is scoring, reference/old log-probs and the update. Zero for SFT.
+    #[serde(default)]
+    pub rollout_time_secs: f64,
+    /// `tokens/s`: generated tokens per second of rollout (`timing/rollout`).
     pub tokens_per_sec: f64,
 }
 
@@ -139,6 +143,9 @@ impl StepMetrics {
         }
         out.push(("num_tokens".into(), self.num_tokens as f64));
         out.push(("step_time".into(), self.step_time_secs));
+        if self.rollout_time_secs > 0.0 {
+            out.push(("timing/rollout".into(), self.rollout_time_secs));
+        }
         out.push(("tokens/s".into(), self.tokens_per_sec));
         out
     }

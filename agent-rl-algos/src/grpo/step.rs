@@ -134,6 +134,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         };
         let episodes = AgentLoop::new(&policy, &self.tokenizer, self.parser.as_ref(), loop_config)
             .run(step_tasks, group_size, self.environments.as_deref())?;
+        let rollout_secs = started.elapsed().as_secs_f64();
 
         let trajectories: Vec<_> = episodes.iter().map(|e| &e.trajectory).collect();
         let episode_targets: Vec<_> = episodes.iter().map(|e| &targets[e.task_index]).collect();
@@ -163,7 +164,8 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             let sample = Sample::new(&episode.trajectory, &targets[episode.task_index]);
             successes[episode.task_index].push(Outcome::default().succeeded(sample)?);
         }
-        let metrics = self.step_metrics(&episodes, &scored, outcome, learning_rate, started);
+        let timing = (started, rollout_secs);
+        let metrics = self.step_metrics(&episodes, &scored, outcome, learning_rate, timing);
         Ok((metrics, successes))
     }
 
@@ -309,7 +311,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         scored: &super::reward_stack::ScoredBatch,
         outcome: UpdateOutcome,
         learning_rate: f64,
-        started: Instant,
+        (started, rollout_secs): (Instant, f64),
     ) -> StepMetrics {
         let group_size = self.config.num_generations;
         let totals: Vec<f32> = scored.totals.iter().flatten().copied().collect();
@@ -355,7 +357,8 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             tool_failure_frequency: (attempted > 0).then(|| malformed as f32 / attempted as f32),
             num_tokens: self.num_tokens,
             step_time_secs: elapsed,
-            tokens_per_sec: generated as f64 / elapsed.max(1e-9),
+            rollout_time_secs: rollout_secs,
+            tokens_per_sec: generated as f64 / rollout_secs.max(1e-9),
             ..StepMetrics::default()
         }
     }
