@@ -1,0 +1,206 @@
+//! Benchmark of one GRPO step next to TRL's `GRPOTrainer`, on the same model, tokenizer and prompts.
+//!
+//! Workload (issue 4): K = 8 completions for each of 8 prompts per step, 64-token prompts, 64
+//! completion tokens (eos ignored, so every completion has exactly 64), `beta = 0.04` (a frozen
+//! reference model scores every completion), temperature 1, AdamW. The model is the policy
+//! benchmark's Qwen2 (hidden 256, intermediate 704, 4 layers, 4 heads, 2 KV heads) over the fixture
+//! tokenizer's 384-token vocabulary.
+//!
+//! The example writes the model (`save_pretrained`), the tokenizer and the prompt texts to
+//! `--out DIR`, runs `--steps` GRPO steps and prints one JSON line; `benches/bench_grpo_trl.py`
+//! loads the same directory into TRL. `benches/run_bench_grpo.sh` runs both in one go.
+//!
+//! ```text
+//! cargo run --release --example bench_grpo -- [--out target/bench_grpo] [--steps 4]
+//! ```
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_rl::algos::{GrpoConfig, GrpoTrainer, LrSchedule, StepMetrics};
+use agent_rl::backend::CpuTrainBackend;
+use agent_rl::core::test_utils::tiny_tokenizer;
+use agent_rl::core::weights::{SaveOptions, random_model, save_pretrained};
+use agent_rl::core::{ChatTemplate, ChatTokenizer, Message, Qwen2Config, Task};
+use agent_rl::rewards::{Reward, RewardValue, Sample};
+use serde_json::json;
+
+/// Tokens per prompt, per completion; prompts per step; completions per prompt.
+const PROMPT_TOKENS: usize = 64;
+const COMPLETION_TOKENS: usize = 64;
+const PROMPTS: usize = 8;
+const K: usize = 8;
+
+/// A template that renders the user's text as is, so that both sides see the same prompt ids.
+const PLAIN_TEMPLATE: &str = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
+
+fn bench_config(vocab_size: usize) -> Qwen2Config {
+    Qwen2Config {
+        vocab_size,
+        hidden_size: 256,
+        intermediate_size: 704,
+        num_hidden_layers: 4,
+        num_attention_heads: 4,
+        num_key_value_heads: Some(2),
+        max_position_embeddings: 1024,
+        tie_word_embeddings: true,
+        ..Qwen2Config::tiny()
+    }
+}
+
+/// Pays the share of the letter `e` in the completion: cheap, and it varies within a group.
+struct ShareOfE;
+
+impl Reward for ShareOfE {
+    fn name(&self) -> &str {
+        "share_of_e"
+    }
+
+    fn score_batch(&self, samples: &[Sample<'_>]) -> agent_rl::rewards::Result<Vec<RewardValue>> {
+        Ok(samples
+            .iter()
+            .map(|sample| {
+                let text: String = sample
+                    .trajectory
+                    .turns
+                    .iter()
+                    .map(|t| t.text.as_str())
+                    .collect();
+                let share = text.chars().filter(|&c| c == 'e').count() as f32
+                    / (text.chars().count() as f32 + 1.0);
+                RewardValue::leaf("share_of_e", Some(share))
+            })
+            .collect())
+    }
+}
+
+/// `PROMPTS` texts of exactly `PROMPT_TOKENS` tokens each (checked by re-encoding).
+fn prompt_texts(tokenizer: &ChatTokenizer) -> anyhow::Result<Vec<String>> {
+    const WORDS: [&str; 16] = [
+        "the", "tool", "call", "weather", "in", "paris", "returns", "a", "value", "of", "time",
+        "add", "two", "numbers", "and", "answer",
+    ];
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut texts = Vec::new();
+    while texts.len() < PROMPTS {
+        let mut text = String::new();
+        while tokenizer.encode(&text)?.len() < PROMPT_TOKENS + 8 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            text.push_str(WORDS[(state >> 60) as usize]);
+            text.push(' ');
+        }
+        let ids = tokenizer.encode(&text)?;
+        let cut = tokenizer.decode(&ids[..PROMPT_TOKENS], false)?;
+        if tokenizer.encode(&cut)?.len() == PROMPT_TOKENS {
+            texts.push(cut);
+        }
+    }
+    Ok(texts)
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let value_of = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let out = PathBuf::from(value_of("--out").unwrap_or_else(|| "target/bench_grpo".into()));
+    let steps: usize = value_of("--steps").map_or(Ok(4), |s| s.parse())?;
+    anyhow::ensure!(
+        steps >= 2,
+        "--steps must be at least 2 (the first step is warm-up)"
+    );
+
+    let fixture = tiny_tokenizer()?;
+    let tokenizer = ChatTokenizer::new(
+        fixture.inner().clone(),
+        Some(ChatTemplate::new(PLAIN_TEMPLATE, "plain_template")?),
+        fixture.eos_ids.clone(),
+        fixture.pad_id,
+    );
+    let device = Default::default();
+    let model =
+        random_model::<CpuTrainBackend>(&bench_config(tokenizer.vocab_size()), 0, 0.02, &device)?;
+    let texts = prompt_texts(&tokenizer)?;
+    save_pretrained(&model, &out, SaveOptions::default())?;
+    tokenizer.save_to_dir(&out)?;
+    std::fs::write(
+        out.join("prompts.json"),
+        serde_json::to_string_pretty(&texts)?,
+    )?;
+
+    let tasks: Vec<Task> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| Task {
+            id: format!("prompt-{i}"),
+            messages: vec![Message::user(text.clone())],
+            tools: Vec::new(),
+            data: serde_json::Value::Null,
+        })
+        .collect();
+    let mut config = GrpoConfig {
+        num_generations: K,
+        prompts_per_step: PROMPTS,
+        max_steps: steps,
+        beta: 0.04,
+        seed: 0,
+        ..GrpoConfig::default()
+    }
+    .with_max_completion_length(COMPLETION_TOKENS);
+    config.sampling.ignore_eos = true;
+    config.sampling.temperature = 1.0;
+    config.optimizer.learning_rate = 1e-6;
+    config.optimizer.lr_scheduler_type = LrSchedule::Constant;
+    let metrics = Arc::new(std::sync::Mutex::new(Vec::<StepMetrics>::new()));
+    let sink = Arc::clone(&metrics);
+    let mut trainer = GrpoTrainer::builder(model, Arc::new(tokenizer))
+        .with_config(config)
+        .add_reward(ShareOfE)
+        .with_observer(move |m: &StepMetrics| {
+            if let Ok(mut all) = sink.lock() {
+                all.push(m.clone());
+            }
+        })
+        .build()?;
+    trainer.train(&tasks)?;
+    let steps = metrics
+        .lock()
+        .map_err(|_| anyhow::anyhow!("metrics lock poisoned"))?
+        .clone();
+    anyhow::ensure!(
+        steps
+            .iter()
+            .all(|m| (m.completions.mean_length - COMPLETION_TOKENS as f32).abs() < 1e-3),
+        "completions were not forced to {COMPLETION_TOKENS} tokens"
+    );
+    let median = |value: fn(&StepMetrics) -> f64| {
+        let mut values: Vec<f64> = steps.iter().skip(1).map(value).collect();
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    let step_s = median(|m| m.step_time_secs);
+    let rollout_s = median(|m| m.rollout_time_secs);
+    let generated = (PROMPTS * K * COMPLETION_TOKENS) as f64;
+    #[allow(clippy::print_stdout)]
+    {
+        println!(
+            "{}",
+            json!({
+                "impl": "agent-rl (burn)",
+                "backend": std::any::type_name::<CpuTrainBackend>(),
+                "steps_timed": steps.len() - 1,
+                "step_s": step_s,
+                "generated_tokens_per_s": generated / step_s,
+                "rollout_s": rollout_s,
+                "rollout_tokens_per_s": generated / rollout_s,
+                "kl_last": steps.last().map(|m| m.loss_metrics.kl),
+            })
+        );
+    }
+    Ok(())
+}
