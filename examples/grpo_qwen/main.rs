@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long)]
     pub grpo_steps: Option<usize>,
     /// GRPO learning rate.
-    #[arg(long, default_value_t = 2e-3)]
+    #[arg(long, default_value_t = 1e-3)]
     pub grpo_lr: f64,
     /// GRPO KL coefficient (0 = no reference model).
     #[arg(long, default_value_t = 0.0)]
