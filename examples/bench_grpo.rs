@@ -17,13 +17,17 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_rl::algos::{GrpoConfig, GrpoTrainer, LrSchedule, StepMetrics};
+use agent_rl::algos::{GrpoConfig, GrpoTrainer, LrSchedule};
 use agent_rl::backend::CpuTrainBackend;
 use agent_rl::core::test_utils::tiny_tokenizer;
 use agent_rl::core::weights::{SaveOptions, random_model, save_pretrained};
-use agent_rl::core::{ChatTemplate, ChatTokenizer, Message, Qwen2Config, Task};
+use agent_rl::core::{ChatTemplate, ChatTokenizer, Message, Task};
 use agent_rl::rewards::{Reward, RewardValue, Sample};
 use serde_json::json;
+
+#[path = "shared/bench_model.rs"]
+mod bench_model;
+use bench_model::{bench_config, median};
 
 /// Tokens per prompt, per completion; prompts per step; completions per prompt.
 const PROMPT_TOKENS: usize = 64;
@@ -33,20 +37,6 @@ const K: usize = 8;
 
 /// A template that renders the user's text as is, so that both sides see the same prompt ids.
 const PLAIN_TEMPLATE: &str = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
-
-fn bench_config(vocab_size: usize) -> Qwen2Config {
-    Qwen2Config {
-        vocab_size,
-        hidden_size: 256,
-        intermediate_size: 704,
-        num_hidden_layers: 4,
-        num_attention_heads: 4,
-        num_key_value_heads: Some(2),
-        max_position_embeddings: 1024,
-        tie_word_embeddings: true,
-        ..Qwen2Config::tiny()
-    }
-}
 
 /// Pays the share of the letter `e` in the completion: cheap, and it varies within a group.
 struct ShareOfE;
@@ -156,35 +146,20 @@ fn main() -> anyhow::Result<()> {
     config.sampling.temperature = 1.0;
     config.optimizer.learning_rate = 1e-6;
     config.optimizer.lr_scheduler_type = LrSchedule::Constant;
-    let metrics = Arc::new(std::sync::Mutex::new(Vec::<StepMetrics>::new()));
-    let sink = Arc::clone(&metrics);
     let mut trainer = GrpoTrainer::builder(model, Arc::new(tokenizer))
         .with_config(config)
         .add_reward(ShareOfE)
-        .with_observer(move |m: &StepMetrics| {
-            if let Ok(mut all) = sink.lock() {
-                all.push(m.clone());
-            }
-        })
         .build()?;
-    trainer.train(&tasks)?;
-    let steps = metrics
-        .lock()
-        .map_err(|_| anyhow::anyhow!("metrics lock poisoned"))?
-        .clone();
+    let steps = trainer.train(&tasks)?.steps;
     anyhow::ensure!(
         steps
             .iter()
             .all(|m| (m.completions.mean_length - COMPLETION_TOKENS as f32).abs() < 1e-3),
         "completions were not forced to {COMPLETION_TOKENS} tokens"
     );
-    let median = |value: fn(&StepMetrics) -> f64| {
-        let mut values: Vec<f64> = steps.iter().skip(1).map(value).collect();
-        values.sort_by(f64::total_cmp);
-        values[values.len() / 2]
-    };
-    let step_s = median(|m| m.step_time_secs);
-    let rollout_s = median(|m| m.rollout_time_secs);
+    let timed = &steps[1..];
+    let step_s = median(timed.iter().map(|m| m.step_time_secs).collect());
+    let rollout_s = median(timed.iter().map(|m| m.rollout_time_secs).collect());
     let generated = (PROMPTS * K * COMPLETION_TOKENS) as f64;
     #[allow(clippy::print_stdout)]
     {
@@ -193,7 +168,7 @@ fn main() -> anyhow::Result<()> {
             json!({
                 "impl": "agent-rl (burn)",
                 "backend": std::any::type_name::<CpuTrainBackend>(),
-                "steps_timed": steps.len() - 1,
+                "steps_timed": timed.len(),
                 "step_s": step_s,
                 "generated_tokens_per_s": generated / step_s,
                 "rollout_s": rollout_s,

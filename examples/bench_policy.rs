@@ -11,33 +11,18 @@ use std::time::Instant;
 
 use agent_rl::algos::{OptimizerConfig, adamw_config, clip_grad_norm};
 use agent_rl::backend::{DeviceKind, probe_cuda};
-use agent_rl::core::generation::{SamplingConfig, generate_ids, token_scores};
+use agent_rl::core::Qwen2ForCausalLm;
+use agent_rl::core::generation::{SamplingConfig, generate_ids, token_logprobs};
 use agent_rl::core::weights::random_model;
-use agent_rl::core::{Qwen2Config, Qwen2ForCausalLm};
 use burn::module::AutodiffModule;
 use burn::optim::{GradientsParams, Optimizer};
 use burn::prelude::*;
 use burn::tensor::backend::AutodiffBackend;
 use serde_json::json;
 
-fn bench_config() -> Qwen2Config {
-    Qwen2Config {
-        vocab_size: 1024,
-        hidden_size: 256,
-        intermediate_size: 704,
-        num_hidden_layers: 4,
-        num_attention_heads: 4,
-        num_key_value_heads: Some(2),
-        max_position_embeddings: 1024,
-        tie_word_embeddings: true,
-        ..Qwen2Config::tiny()
-    }
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
+#[path = "shared/bench_model.rs"]
+mod bench_model;
+use bench_model::{bench_config, median};
 
 fn ids(seed: u64, batch: usize, len: usize) -> Vec<Vec<u32>> {
     let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
@@ -59,7 +44,7 @@ fn run<B: AutodiffBackend>(
     device: &B::Device,
     repeats: usize,
 ) -> anyhow::Result<serde_json::Value> {
-    let config = bench_config();
+    let config = bench_config(1024);
     let model: Qwen2ForCausalLm<B> = random_model(&config, 0, 0.02, device)?;
     let inference = model.valid();
     let prompts = ids(1, 64, 16);
@@ -97,10 +82,7 @@ fn run<B: AutodiffBackend>(
         let start = Instant::now();
         let input =
             Tensor::<B, 2, Int>::from_data(TensorData::new(flat.clone(), [64, 128]), device);
-        let loss = token_scores(&model, input, &mask, 127, 1.0)
-            .logprobs
-            .mean()
-            .neg();
+        let loss = token_logprobs(&model, input, &mask, 127, 1.0).mean().neg();
         let grads = loss.backward();
         let grads = GradientsParams::from_grads(grads, &model);
         let (grads, _) = clip_grad_norm(&model, grads, 1.0);

@@ -16,33 +16,20 @@
 use std::sync::Arc;
 
 use agent_rl::algos::sft::SftTrainer;
-use agent_rl::algos::toy::{toy_sft_dataset, toy_tasks, with_toy_template};
+use agent_rl::algos::toy::{toy_model_config, toy_sft_dataset, toy_tasks, with_toy_template};
 use agent_rl::algos::{LrSchedule, OptimizerConfig, SftConfig};
 use agent_rl::backend::CpuTrainBackend;
 use agent_rl::core::test_utils::tiny_tokenizer;
 use agent_rl::core::weights::random_model;
-use agent_rl::core::{BurnPolicy, ChatRequest, Policy, Qwen2Config, SamplingConfig};
+use agent_rl::core::{BurnPolicy, ChatRequest, Policy, SamplingConfig};
 use burn::module::AutodiffModule;
-
-/// The tiny model: 2 layers, hidden 64, 4 query / 2 key-value heads, the fixture's 384 ids.
-fn model_config() -> Qwen2Config {
-    Qwen2Config {
-        vocab_size: 384,
-        hidden_size: 64,
-        intermediate_size: 192,
-        num_hidden_layers: 2,
-        num_attention_heads: 4,
-        num_key_value_heads: Some(2),
-        max_position_embeddings: 1024,
-        ..Qwen2Config::tiny()
-    }
-}
 
 #[allow(clippy::print_stdout)]
 fn main() -> anyhow::Result<()> {
     let seed = 1;
     let tokenizer = Arc::new(with_toy_template(&tiny_tokenizer()?)?);
-    let model = random_model::<CpuTrainBackend>(&model_config(), seed, 0.05, &Default::default())?;
+    let model =
+        random_model::<CpuTrainBackend>(&toy_model_config(), seed, 0.05, &Default::default())?;
     let train = toy_sft_dataset(&toy_tasks(320, seed));
     let held_out_tasks = toy_tasks(24, seed + 1000);
     let held_out = toy_sft_dataset(&held_out_tasks);

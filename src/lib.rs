@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod progress;
 pub mod run_dir;
 
 pub use agent_rl_algos as algos;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use agent_rl_core::generation::{SamplingConfig, generate_ids, token_scores};
+use agent_rl_core::generation::{SamplingConfig, generate_ids, token_logprobs, token_scores};
 use agent_rl_core::weights::random_model;
 use agent_rl_core::{
     BurnPolicy, ChatRequest, ChatTokenizer, Message, Policy, Qwen2Config, Qwen2ForCausalLm,
@@ -161,6 +161,14 @@ fn sampling_logprobs_equal_teacher_forced_scores() {
     );
     let teacher = scores.logprobs.into_data().into_vec::<f32>().unwrap();
     assert_close(&teacher, &generated.logprobs, 1e-4, 1e-4, "logprobs");
+    let alone = token_logprobs(
+        &model,
+        ids(std::slice::from_ref(&full)),
+        &[vec![true; full.len()]],
+        6,
+        0.7,
+    );
+    assert_eq!(alone.into_data().into_vec::<f32>().unwrap(), teacher);
     let entropies = scores.entropies.into_data().into_vec::<f32>().unwrap();
     assert!(
         entropies

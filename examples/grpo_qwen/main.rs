@@ -72,7 +72,7 @@ fn main() -> anyhow::Result<()> {
     let outcome = pipeline::run::<agent_rl::backend::CpuTrainBackend>(&args)?;
     println!("{}", outcome.table());
     if let Some(path) = &args.summary {
-        std::fs::write(path, serde_json::to_string_pretty(&outcome.summary())?)?;
+        std::fs::write(path, serde_json::to_string_pretty(&outcome.summary()?)?)?;
         println!("summary written to {}", path.display());
     }
     println!("run directory: {}", args.run_dir.display());

@@ -3,41 +3,39 @@
 use std::sync::Arc;
 
 use agent_rl::algos::sft::SftTrainer;
-use agent_rl::algos::toy::{toy_environments, toy_sft_dataset, toy_tasks, with_toy_template};
+use agent_rl::algos::toy::{
+    toy_environments, toy_model_config, toy_sft_dataset, toy_tasks, with_toy_template,
+};
 use agent_rl::algos::{
-    GrpoConfig, GrpoTrainer, LrSchedule, OptimizerConfig, SftConfig, StepMetrics, ToolUseScores,
+    GrpoConfig, GrpoTrainer, LrSchedule, OptimizerConfig, SftConfig, ToolUseScores,
     evaluate_tool_use,
 };
 use agent_rl::core::test_utils::tiny_tokenizer;
 use agent_rl::core::weights::random_model;
 use agent_rl::core::{
-    AgentLoopConfig, ChatTokenizer, HermesToolCallParser, Qwen2Config, Qwen2ForCausalLm,
-    SamplingConfig,
+    AgentLoopConfig, ChatTokenizer, HermesToolCallParser, Qwen2ForCausalLm, SamplingConfig,
 };
+use agent_rl::progress::{progress_bar, progress_observer};
 use agent_rl::rewards::ToolUseReward;
 use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 
 use super::Args;
 use agent_rl::run_dir::RunDir;
 
 /// Held-out scores at the three stages.
+#[derive(serde::Serialize)]
 pub struct Outcome {
     pub before: ToolUseScores,
     pub after_sft: ToolUseScores,
     pub after: ToolUseScores,
 }
 
-fn scores_json(s: &ToolUseScores) -> Value {
-    json!({"format_accuracy": s.format_accuracy, "argument_match": s.argument_match, "success_rate": s.success_rate, "episodes": s.episodes})
-}
-
 impl Outcome {
-    /// The `--summary` file's content.
-    pub fn summary(&self) -> Value {
-        json!({"before": scores_json(&self.before), "after_sft": scores_json(&self.after_sft), "after": scores_json(&self.after)})
+    /// The `--summary` file's content: `{"before": {…}, "after_sft": {…}, "after": {…}}`.
+    pub fn summary(&self) -> serde_json::Result<Value> {
+        serde_json::to_value(self)
     }
 
     /// A Markdown table of the three stages.
@@ -59,31 +57,6 @@ impl Outcome {
         }
         out
     }
-}
-
-/// The tiny model: 2 layers, hidden 64, GQA 4/2 heads, the test tokenizer's 384 ids.
-fn model_config() -> Qwen2Config {
-    Qwen2Config {
-        vocab_size: 384,
-        hidden_size: 64,
-        intermediate_size: 192,
-        num_hidden_layers: 2,
-        num_attention_heads: 4,
-        num_key_value_heads: Some(2),
-        max_position_embeddings: 1024,
-        ..Qwen2Config::tiny()
-    }
-}
-
-fn bar(len: usize, label: &str) -> ProgressBar {
-    let bar = ProgressBar::new(len as u64);
-    if let Ok(style) =
-        ProgressStyle::with_template("{prefix:>5} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_prefix(label.to_owned());
-    bar
 }
 
 fn evaluate<B: AutodiffBackend>(
@@ -115,7 +88,7 @@ pub fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<Outcome> {
     let held_out_count = if args.quick { 60 } else { 90 };
     let device = B::Device::default();
     let tokenizer = Arc::new(with_toy_template(&tiny_tokenizer()?)?);
-    let model = random_model::<B>(&model_config(), args.seed, 0.05, &device)?;
+    let model = random_model::<B>(&toy_model_config(), args.seed, 0.05, &device)?;
     let train = toy_tasks(4000, args.seed);
     let held_out = toy_tasks(held_out_count, args.seed.wrapping_add(1000));
 
@@ -147,44 +120,36 @@ pub fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<Outcome> {
 
     let mut run_dir = RunDir::create(&args.run_dir)?;
     run_dir.write_json("config.json", &json!({
-        "model": serde_json::to_value(model_config())?, "sft": serde_json::to_value(&sft)?, "grpo": serde_json::to_value(&grpo)?,
+        "model": serde_json::to_value(toy_model_config())?, "sft": serde_json::to_value(&sft)?, "grpo": serde_json::to_value(&grpo)?,
         "reward": "ToolUseReward::default() (format 1, arguments 1, outcome 2, guards on)",
         "train_tasks": train.len(), "held_out_tasks": held_out.len(), "seed": args.seed,
     }))?;
 
     let before = evaluate(&model, &tokenizer, &held_out)?;
-    let progress = bar(sft_steps, "SFT");
-    let sft_log = run_dir.metrics_sink("sft")?;
+    let progress = progress_bar(sft_steps, "SFT");
     let mut trainer = SftTrainer::builder(model, Arc::clone(&tokenizer))
         .with_config(sft)
-        .with_observer({
-            let progress = progress.clone();
-            move |m: &StepMetrics| {
-                progress.set_message(format!("loss {:.3}", m.loss));
-                progress.inc(1);
-                sft_log.record(m);
-            }
-        })
+        .with_observer(progress_observer(
+            &progress,
+            run_dir.metrics_sink("sft")?,
+            |m| format!("loss {:.3}", m.loss),
+        ))
         .build()?;
     trainer.train(&toy_sft_dataset(&train))?;
     progress.finish();
     let model = trainer.into_model();
     let after_sft = evaluate(&model, &tokenizer, &held_out)?;
 
-    let progress = bar(grpo_steps, "GRPO");
-    let grpo_log = run_dir.metrics_sink("grpo")?;
+    let progress = progress_bar(grpo_steps, "GRPO");
     let mut trainer = GrpoTrainer::builder(model, Arc::clone(&tokenizer))
         .with_config(grpo)
         .add_reward(ToolUseReward::default())
         .with_environment(toy_environments())
-        .with_observer({
-            let progress = progress.clone();
-            move |m: &StepMetrics| {
-                progress.set_message(format!("reward {:.2}", m.reward));
-                progress.inc(1);
-                grpo_log.record(m);
-            }
-        })
+        .with_observer(progress_observer(
+            &progress,
+            run_dir.metrics_sink("grpo")?,
+            |m| format!("reward {:.2}", m.reward),
+        ))
         .build()?;
     trainer.train(&train)?;
     progress.finish();
@@ -196,6 +161,6 @@ pub fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<Outcome> {
         after_sft,
         after,
     };
-    run_dir.write_json("summary.json", &outcome.summary())?;
+    run_dir.write_json("summary.json", &outcome.summary()?)?;
     Ok(outcome)
 }

@@ -18,7 +18,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_rl::algos::{GrpoConfig, GrpoTrainer, LrSchedule, StepMetrics};
+use agent_rl::algos::{GrpoConfig, GrpoTrainer, LrSchedule};
 use agent_rl::backend::{DeviceKind, probe_cuda};
 use agent_rl::core::weights::{LoadOptions, load_pretrained};
 use agent_rl::core::{BurnPolicy, ChatTokenizer, SamplingConfig, Task};
@@ -26,12 +26,12 @@ use agent_rl::eval::bfcl::{
     BfclDataset, BfclReport, BfclRunConfig, BfclRunner, Category, CheckOptions,
     split_train_held_out, training_tasks,
 };
+use agent_rl::progress::{progress_bar, progress_observer};
 use agent_rl::rewards::ToolUseReward;
 use agent_rl::run_dir::RunDir;
 use anyhow::Context;
 use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
-use indicatif::ProgressBar;
 use serde_json::{Value, json};
 
 use super::Args;
@@ -184,19 +184,15 @@ fn run_on<B: AutodiffBackend>(
     );
     let before = evaluate(&model)?;
 
-    let progress = ProgressBar::new(grpo.max_steps as u64);
-    let grpo_log = run_dir.metrics_sink("grpo")?;
+    let progress = progress_bar(grpo.max_steps, "GRPO");
     let mut trainer = GrpoTrainer::builder(model, Arc::clone(&tokenizer))
         .with_config(grpo)
         .add_reward(ToolUseReward::default())
-        .with_observer({
-            let progress = progress.clone();
-            move |metrics: &StepMetrics| {
-                progress.set_message(format!("reward {:.2}", metrics.reward));
-                progress.inc(1);
-                grpo_log.record(metrics);
-            }
-        })
+        .with_observer(progress_observer(
+            &progress,
+            run_dir.metrics_sink("grpo")?,
+            |m| format!("reward {:.2}", m.reward),
+        ))
         .build()?;
     trainer.train(&train)?;
     progress.finish();

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use agent_rl_core::generation::token_scores;
+use agent_rl_core::generation::{token_logprobs, token_scores};
 use agent_rl_core::{AgentLoop, AgentLoopConfig, Episode, Qwen2ForCausalLm, SamplingConfig, Task};
 use agent_rl_rewards::{Outcome, Sample, Target};
 use burn::module::AutodiffModule;
@@ -164,8 +164,14 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             let sample = Sample::new(&episode.trajectory, &targets[episode.task_index]);
             successes[episode.task_index].push(Outcome::default().succeeded(sample)?);
         }
-        let timing = (started, rollout_secs);
-        let metrics = self.step_metrics(&episodes, &scored, outcome, learning_rate, timing);
+        let metrics = self.step_metrics(
+            &episodes,
+            &scored,
+            outcome,
+            learning_rate,
+            started,
+            rollout_secs,
+        );
         Ok((metrics, successes))
     }
 
@@ -208,26 +214,17 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             active_tokens += host_sum(mask.clone());
             let chunk_advantages: Vec<f32> = chunk.iter().map(|&i| advantages[i]).collect();
             let inner_ids = rows.ids_tensor::<B::InnerBackend>(&device);
-            let old_logps = (config.num_iterations > 1).then(|| {
-                let scores = token_scores(
-                    policy,
+            let frozen_logps = |model: &Qwen2ForCausalLm<B::InnerBackend>| {
+                Tensor::from_inner(token_logprobs(
+                    model,
                     inner_ids.clone(),
                     &rows.attention,
                     width,
                     temperature,
-                );
-                Tensor::from_inner(scores.logprobs)
-            });
-            let ref_logps = self.reference.as_ref().map(|reference| {
-                let scores = token_scores(
-                    reference,
-                    inner_ids.clone(),
-                    &rows.attention,
-                    width,
-                    temperature,
-                );
-                Tensor::from_inner(scores.logprobs)
-            });
+                ))
+            };
+            let old_logps = (config.num_iterations > 1).then(|| frozen_logps(policy));
+            let ref_logps = self.reference.as_ref().map(frozen_logps);
             micro.push(MicroBatch::<B> {
                 ids: rows.ids_tensor::<B>(&device),
                 attention: rows.attention,
@@ -311,7 +308,8 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         scored: &super::reward_stack::ScoredBatch,
         outcome: UpdateOutcome,
         learning_rate: f64,
-        (started, rollout_secs): (Instant, f64),
+        started: Instant,
+        rollout_secs: f64,
     ) -> StepMetrics {
         let group_size = self.config.num_generations;
         let totals: Vec<f32> = scored.totals.iter().flatten().copied().collect();

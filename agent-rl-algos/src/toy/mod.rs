@@ -20,9 +20,11 @@
 //! ```
 
 mod environment;
+mod model;
 mod tasks;
 mod template;
 
 pub use environment::{ToyEnvironment, execute_toy_call, toy_environments, toy_salt};
+pub use model::toy_model_config;
 pub use tasks::{ToyKind, demonstration, toy_call_tasks, toy_sft_dataset, toy_tasks, toy_tools};
 pub use template::{TOY_CHAT_TEMPLATE, with_toy_template};

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use agent_rl_algos::sft::SftTrainer;
-use agent_rl_algos::toy::{toy_call_tasks, toy_sft_dataset, toy_tasks, with_toy_template};
+use agent_rl_algos::toy::{
+    toy_call_tasks, toy_model_config, toy_sft_dataset, toy_tasks, with_toy_template,
+};
 use agent_rl_algos::{
     GrpoConfig, GrpoTrainer, LrSchedule, OptimizerConfig, SftConfig, evaluate_tool_use,
 };
@@ -20,14 +22,8 @@ use crate::B;
 fn grpo_after_sft_raises_reward_and_held_out_call_success() {
     let started = std::time::Instant::now();
     let config = Qwen2Config {
-        vocab_size: 384,
-        hidden_size: 64,
-        intermediate_size: 192,
-        num_hidden_layers: 2,
-        num_attention_heads: 4,
-        num_key_value_heads: Some(2),
         max_position_embeddings: 512,
-        ..Qwen2Config::tiny()
+        ..toy_model_config()
     };
     let tokenizer =
         Arc::new(with_toy_template(&tiny_tokenizer().expect("tokenizer")).expect("template"));

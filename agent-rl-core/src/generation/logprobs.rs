@@ -30,19 +30,8 @@ pub fn token_scores<B: Backend>(
     completion_len: usize,
     temperature: f32,
 ) -> TokenScores<B> {
-    let [batch, seq] = input_ids.dims();
-    let hidden = model.forward_hidden(input_ids.clone(), mask, None);
-    let hidden_size = hidden.dims()[2];
-    let start = seq - completion_len;
-    let hidden = hidden.slice([0..batch, start - 1..seq - 1, 0..hidden_size]);
-    let mut logits = model.logits(hidden);
-    if temperature != 1.0 && temperature > 0.0 {
-        logits = logits.div_scalar(temperature);
-    }
-    let logp = log_softmax(logits, 2);
-    let targets = input_ids
-        .slice([0..batch, start..seq])
-        .unsqueeze_dim::<3>(2);
+    let (logp, targets) =
+        completion_log_softmax(model, input_ids, mask, completion_len, temperature);
     let logprobs = logp.clone().gather(2, targets).squeeze_dim::<2>(2);
     let entropies = (logp.clone().exp() * logp)
         .sum_dim(2)
@@ -52,4 +41,43 @@ pub fn token_scores<B: Backend>(
         logprobs,
         entropies,
     }
+}
+
+/// [`token_scores`]' log-probabilities alone, without the entropies: for the frozen reference
+/// model and old-policy scores, where an entropy would cost a pass over `[batch, K, vocab]` for
+/// nothing.
+pub fn token_logprobs<B: Backend>(
+    model: &Qwen2ForCausalLm<B>,
+    input_ids: Tensor<B, 2, Int>,
+    mask: &[Vec<bool>],
+    completion_len: usize,
+    temperature: f32,
+) -> Tensor<B, 2> {
+    let (logp, targets) =
+        completion_log_softmax(model, input_ids, mask, completion_len, temperature);
+    logp.gather(2, targets).squeeze_dim::<2>(2)
+}
+
+/// `[batch, K, vocab]` log-softmax of the (temperature-scaled) predictions for the last
+/// `completion_len` tokens, and those tokens as `[batch, K, 1]` gather indices.
+fn completion_log_softmax<B: Backend>(
+    model: &Qwen2ForCausalLm<B>,
+    input_ids: Tensor<B, 2, Int>,
+    mask: &[Vec<bool>],
+    completion_len: usize,
+    temperature: f32,
+) -> (Tensor<B, 3>, Tensor<B, 3, Int>) {
+    let [batch, seq] = input_ids.dims();
+    let hidden = model.forward_hidden(input_ids.clone(), mask, None);
+    let hidden_size = hidden.dims()[2];
+    let start = seq - completion_len;
+    let hidden = hidden.slice([0..batch, start - 1..seq - 1, 0..hidden_size]);
+    let mut logits = model.logits(hidden);
+    if temperature != 1.0 && temperature > 0.0 {
+        logits = logits.div_scalar(temperature);
+    }
+    let targets = input_ids
+        .slice([0..batch, start..seq])
+        .unsqueeze_dim::<3>(2);
+    (log_softmax(logits, 2), targets)
 }

@@ -7,4 +7,4 @@ mod sampler;
 
 pub use config::{FinishReason, SamplingConfig};
 pub use generate::{Generation, StopStringCheck, generate_ids, generate_ids_with_stop};
-pub use logprobs::{TokenScores, token_scores};
+pub use logprobs::{TokenScores, token_logprobs, token_scores};

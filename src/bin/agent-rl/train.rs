@@ -5,13 +5,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_rl::algos::toy::with_toy_template;
+use agent_rl::algos::toy::{toy_model_config, with_toy_template};
 use agent_rl::backend::probe_cuda;
 use agent_rl::core::weights::{LoadOptions, load_pretrained, random_model};
-use agent_rl::core::{ChatTokenizer, Qwen2Config, Qwen2ForCausalLm};
+use agent_rl::core::{ChatTokenizer, Qwen2ForCausalLm};
 use anyhow::Context;
 use burn::tensor::backend::AutodiffBackend;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::train_config::{Device, ModelSection};
 use crate::{train_grpo, train_sft};
@@ -85,21 +84,6 @@ fn dispatch(job: impl TrainJob, print_config: bool) -> anyhow::Result<()> {
     }
 }
 
-/// The embedded tiny model: 2 layers, hidden 64, GQA 4/2 heads, the fixture tokenizer's 384 ids
-/// (the `grpo_qwen` demo's model).
-pub fn tiny_model_config() -> Qwen2Config {
-    Qwen2Config {
-        vocab_size: 384,
-        hidden_size: 64,
-        intermediate_size: 192,
-        num_hidden_layers: 2,
-        num_attention_heads: 4,
-        num_key_value_heads: Some(2),
-        max_position_embeddings: 1024,
-        ..Qwen2Config::tiny()
-    }
-}
-
 /// The fixture tokenizer (byte-level BPE, 384 ids), embedded in the binary so that the tiny
 /// mode needs no files at run time, with the toy chat template.
 ///
@@ -133,7 +117,7 @@ pub fn load_model<B: AutodiffBackend>(
     match &section.path {
         Some(dir) => load_snapshot(dir, &device),
         None => Ok((
-            random_model::<B>(&tiny_model_config(), section.seed, 0.05, &device)?,
+            random_model::<B>(&toy_model_config(), section.seed, 0.05, &device)?,
             Arc::new(tiny_tokenizer()?),
         )),
     }
@@ -148,16 +132,4 @@ fn load_snapshot<B: AutodiffBackend>(
     let (model, _) = load_pretrained::<B>(dir, LoadOptions::default(), device)
         .with_context(|| format!("loading {}", dir.display()))?;
     Ok((model, Arc::new(tokenizer)))
-}
-
-/// A progress bar `label [=====>   ] pos/len msg (elapsed)` on stderr.
-pub fn progress_bar(len: usize, label: &str) -> ProgressBar {
-    let bar = ProgressBar::new(len as u64);
-    if let Ok(style) =
-        ProgressStyle::with_template("{prefix:>6} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_prefix(label.to_owned());
-    bar
 }

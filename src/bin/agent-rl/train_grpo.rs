@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_rl::algos::toy::{toy_environments, toy_sft_dataset, toy_tasks};
-use agent_rl::algos::{GrpoTrainer, StepMetrics, ToolUseScores, evaluate_tool_use};
+use agent_rl::algos::{GrpoTrainer, ToolUseScores, evaluate_tool_use};
 use agent_rl::core::{
     AgentLoopConfig, ChatTokenizer, EnvironmentFactory, HermesToolCallParser, Qwen2ForCausalLm,
     SamplingConfig, Task,
 };
 use agent_rl::eval::bfcl::{BfclDataset, CheckOptions, split_train_held_out, training_tasks};
+use agent_rl::progress::{progress_bar, progress_observer};
 use agent_rl::rewards::ToolUseReward;
 use agent_rl::run_dir::RunDir;
 use anyhow::{Context, bail};
@@ -19,7 +20,7 @@ use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
 use serde_json::{Value, json};
 
-use crate::train::{TrainArgs, TrainJob, load_model, progress_bar};
+use crate::train::{TrainArgs, TrainJob, load_model};
 use crate::train_config::{DataSection, EnvironmentKind, GrpoRunConfig, ModelSection, load};
 use crate::train_sft::run_sft;
 
@@ -130,11 +131,6 @@ pub fn grpo_tasks(data: &DataSection) -> anyhow::Result<(Vec<Task>, Vec<Task>)> 
     Ok((train, bfcl_held_out))
 }
 
-fn scores_json(s: &ToolUseScores) -> Value {
-    json!({"format_accuracy": s.format_accuracy, "argument_match": s.argument_match,
-           "success_rate": s.success_rate, "episodes": s.episodes})
-}
-
 fn evaluate<B: AutodiffBackend>(
     model: &Qwen2ForCausalLm<B>,
     tokenizer: &ChatTokenizer,
@@ -208,7 +204,7 @@ impl TrainJob for GrpoJob {
         };
         if !held_out.is_empty() && checkpoint.is_none() {
             let before = evaluate(&model, &tokenizer, &held_out, env, &config)?;
-            summary.insert("before".into(), scores_json(&before));
+            summary.insert("before".into(), serde_json::to_value(before)?);
         }
         if let (Some(warmup), None) = (&config.warmup, &checkpoint) {
             let sink = run_dir.metrics_sink("sft")?;
@@ -216,7 +212,7 @@ impl TrainJob for GrpoJob {
             model = run_sft(model, &tokenizer, warmup.clone(), &demos, None, sink, "SFT")?.0;
             if !held_out.is_empty() {
                 let scores = evaluate(&model, &tokenizer, &held_out, env, &config)?;
-                summary.insert("after_sft".into(), scores_json(&scores));
+                summary.insert("after_sft".into(), serde_json::to_value(scores)?);
             }
         }
 
@@ -234,14 +230,9 @@ impl TrainJob for GrpoJob {
             .with_config(config.grpo.clone())
             .add_reward(ToolUseReward::new(config.reward.clone())?)
             .with_checkpointing(run_dir.path(), every)
-            .with_observer({
-                let progress = progress.clone();
-                move |m: &StepMetrics| {
-                    progress.set_message(format!("reward {:.2}", m.reward));
-                    progress.set_position(m.step as u64);
-                    sink.record(m);
-                }
-            });
+            .with_observer(progress_observer(&progress, sink, |m| {
+                format!("reward {:.2}", m.reward)
+            }));
         if environment == EnvironmentKind::Toy {
             builder = builder.with_environment(toy_environments());
         }
@@ -255,7 +246,7 @@ impl TrainJob for GrpoJob {
         let model = trainer.into_model();
         if !held_out.is_empty() {
             let after = evaluate(&model, &tokenizer, &held_out, env, &config)?;
-            summary.insert("after".into(), scores_json(&after));
+            summary.insert("after".into(), serde_json::to_value(after)?);
         }
         run_dir.finish(&model.valid(), &tokenizer)?;
         summary.insert("global_step".into(), json!(report.global_step));

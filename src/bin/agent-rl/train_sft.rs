@@ -3,16 +3,17 @@
 use std::io::Write;
 use std::sync::Arc;
 
+use agent_rl::algos::SftConfig;
 use agent_rl::algos::sft::{SftDataset, SftReport, SftTrainer};
 use agent_rl::algos::toy::{toy_sft_dataset, toy_tasks};
-use agent_rl::algos::{SftConfig, StepMetrics};
 use agent_rl::core::{ChatTokenizer, Qwen2ForCausalLm};
+use agent_rl::progress::{progress_bar, progress_observer};
 use agent_rl::run_dir::{MetricsSink, RunDir};
 use anyhow::{Context, bail};
 use burn::tensor::backend::AutodiffBackend;
 use serde_json::json;
 
-use crate::train::{TrainArgs, TrainJob, load_model, progress_bar};
+use crate::train::{TrainArgs, TrainJob, load_model};
 use crate::train_config::{DataSection, ModelSection, SftRunConfig, load};
 
 /// A parsed `train sft` invocation.
@@ -82,17 +83,9 @@ pub fn run_sft<B: AutodiffBackend>(
     let progress = progress_bar(total, label);
     let mut builder = SftTrainer::builder(model, Arc::clone(tokenizer))
         .with_config(config)
-        .with_observer({
-            let progress = progress.clone();
-            move |m: &StepMetrics| {
-                if m.step as u64 > progress.length().unwrap_or(0) {
-                    progress.set_length(m.step as u64);
-                }
-                progress.set_message(format!("loss {:.3}", m.loss));
-                progress.set_position(m.step as u64);
-                sink.record(m);
-            }
-        });
+        .with_observer(progress_observer(&progress, sink, |m| {
+            format!("loss {:.3}", m.loss)
+        }));
     if let Some(eval) = eval {
         builder = builder.with_eval_dataset(eval);
     }

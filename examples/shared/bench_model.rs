@@ -1,0 +1,25 @@
+//! What the benchmark examples share: the benchmarked model's shape and the median of timings.
+
+use agent_rl::core::Qwen2Config;
+
+/// The benchmarked Qwen2 (hidden 256, intermediate 704, 4 layers, 4 heads, 2 KV heads, tied
+/// embeddings) over `vocab_size` ids; `benches/bench_reference.py` builds the same model.
+pub fn bench_config(vocab_size: usize) -> Qwen2Config {
+    Qwen2Config {
+        vocab_size,
+        hidden_size: 256,
+        intermediate_size: 704,
+        num_hidden_layers: 4,
+        num_attention_heads: 4,
+        num_key_value_heads: Some(2),
+        max_position_embeddings: 1024,
+        tie_word_embeddings: true,
+        ..Qwen2Config::tiny()
+    }
+}
+
+/// The median of `values` (the upper one of the middle two for an even count); NaN when empty.
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
