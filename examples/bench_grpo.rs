@@ -22,7 +22,7 @@ use agent_rl::backend::CpuTrainBackend;
 use agent_rl::core::test_utils::tiny_tokenizer;
 use agent_rl::core::weights::{SaveOptions, random_model, save_pretrained};
 use agent_rl::core::{ChatTemplate, ChatTokenizer, Message, Task};
-use agent_rl::rewards::{Reward, RewardValue, Sample};
+use agent_rl::rewards::{FnReward, Reward, Sample};
 use serde_json::json;
 
 #[path = "shared/bench_model.rs"]
@@ -39,29 +39,17 @@ const K: usize = 8;
 const PLAIN_TEMPLATE: &str = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
 
 /// Pays the share of the letter `e` in the completion: cheap, and it varies within a group.
-struct ShareOfE;
-
-impl Reward for ShareOfE {
-    fn name(&self) -> &str {
-        "share_of_e"
-    }
-
-    fn score_batch(&self, samples: &[Sample<'_>]) -> agent_rl::rewards::Result<Vec<RewardValue>> {
-        Ok(samples
+fn share_of_e() -> impl Reward {
+    FnReward::new("share_of_e", |sample: Sample<'_>| {
+        let text: String = sample
+            .trajectory
+            .turns
             .iter()
-            .map(|sample| {
-                let text: String = sample
-                    .trajectory
-                    .turns
-                    .iter()
-                    .map(|t| t.text.as_str())
-                    .collect();
-                let share = text.chars().filter(|&c| c == 'e').count() as f32
-                    / (text.chars().count() as f32 + 1.0);
-                RewardValue::leaf("share_of_e", Some(share))
-            })
-            .collect())
-    }
+            .map(|t| t.text.as_str())
+            .collect();
+        let es = text.chars().filter(|&c| c == 'e').count();
+        Some(es as f32 / (text.chars().count() as f32 + 1.0))
+    })
 }
 
 /// `PROMPTS` texts of exactly `PROMPT_TOKENS` tokens each (checked by re-encoding).
@@ -148,7 +136,7 @@ fn main() -> anyhow::Result<()> {
     config.optimizer.lr_scheduler_type = LrSchedule::Constant;
     let mut trainer = GrpoTrainer::builder(model, Arc::new(tokenizer))
         .with_config(config)
-        .add_reward(ShareOfE)
+        .add_reward(share_of_e())
         .build()?;
     let steps = trainer.train(&tasks)?.steps;
     anyhow::ensure!(

@@ -1,7 +1,7 @@
 //! Shared pieces of the GRPO tests: tasks, toy rewards, parameter snapshots.
 
 use agent_rl_core::{Message, Task};
-use agent_rl_rewards::{Reward, RewardValue, Sample};
+use agent_rl_rewards::{FnReward, Reward, Sample};
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::tensor::Tensor;
 use burn::tensor::backend::Backend;
@@ -19,51 +19,28 @@ pub fn prompts(count: usize) -> Vec<Task> {
 
 /// Share of the first turn's generated tokens that are ASCII digits (the byte-level tokenizer
 /// splits numbers into one token per digit), in [0, 1].
-pub struct DigitShare;
-
-impl Reward for DigitShare {
-    fn name(&self) -> &str {
-        "digits"
-    }
-
-    fn score_batch(&self, samples: &[Sample<'_>]) -> agent_rl_rewards::Result<Vec<RewardValue>> {
-        Ok(samples
-            .iter()
-            .map(|sample| {
-                let score = sample.trajectory.turns.first().map_or(0.0, |turn| {
-                    let digits = turn.text.chars().filter(char::is_ascii_digit).count();
-                    (digits as f32 / turn.num_tokens.max(1) as f32).min(1.0)
-                });
-                RewardValue::leaf("digits", Some(score))
-            })
-            .collect())
-    }
+pub fn digit_share() -> impl Reward {
+    FnReward::new("digits", |sample: Sample<'_>| {
+        Some(sample.trajectory.turns.first().map_or(0.0, |turn| {
+            let digits = turn.text.chars().filter(char::is_ascii_digit).count();
+            (digits as f32 / turn.num_tokens.max(1) as f32).min(1.0)
+        }))
+    })
 }
 
 /// Characters per generated token: always varies between completions, so every group carries
 /// signal (for the smoke tests).
-pub struct CharsPerToken;
-
-impl Reward for CharsPerToken {
-    fn name(&self) -> &str {
-        "chars_per_token"
-    }
-
-    fn score_batch(&self, samples: &[Sample<'_>]) -> agent_rl_rewards::Result<Vec<RewardValue>> {
-        Ok(samples
+pub fn chars_per_token() -> impl Reward {
+    FnReward::new("chars_per_token", |sample: Sample<'_>| {
+        let tokens = sample.trajectory.completion_tokens().max(1);
+        let chars: usize = sample
+            .trajectory
+            .turns
             .iter()
-            .map(|sample| {
-                let tokens = sample.trajectory.completion_tokens().max(1);
-                let chars: usize = sample
-                    .trajectory
-                    .turns
-                    .iter()
-                    .map(|turn| turn.text.chars().count())
-                    .sum();
-                RewardValue::leaf("chars_per_token", Some(chars as f32 / tokens as f32))
-            })
-            .collect())
-    }
+            .map(|turn| turn.text.chars().count())
+            .sum();
+        Some(chars as f32 / tokens as f32)
+    })
 }
 
 struct Snapshot(Vec<Vec<f32>>);

@@ -5,7 +5,7 @@ use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
 use agent_rl_core::{Message, Task};
 use serde_json::json;
 
-use super::common::CharsPerToken;
+use super::common::chars_per_token;
 use crate::B;
 
 fn level(name: &str, target: serde_json::Value) -> Vec<Task> {
@@ -49,7 +49,7 @@ fn outcomes_are_recorded_and_the_sampler_promotes() {
         tiny_tokenizer().expect("tokenizer"),
     )
     .with_config(grpo)
-    .add_reward(CharsPerToken)
+    .add_reward(chars_per_token())
     .build()
     .expect("trainer");
     let report = trainer.train_curriculum(&mut sampler).expect("trains");

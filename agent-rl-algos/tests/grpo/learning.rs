@@ -3,7 +3,7 @@
 use agent_rl_algos::{GrpoConfig, GrpoTrainer, LossType, LrSchedule};
 use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
 
-use super::common::{DigitShare, prompts};
+use super::common::{digit_share, prompts};
 use crate::B;
 
 #[test]
@@ -25,7 +25,7 @@ fn grpo_raises_the_digit_reward() {
         tiny_tokenizer().expect("fixture tokenizer"),
     )
     .with_config(config)
-    .add_reward(DigitShare)
+    .add_reward(digit_share())
     .build()
     .expect("valid trainer");
     let report = trainer.train(&prompts(8)).expect("training runs");

@@ -9,7 +9,7 @@ use agent_rl_core::{
 };
 use burn::module::AutodiffModule;
 
-use super::common::{CharsPerToken, parameters, prompts};
+use super::common::{chars_per_token, parameters, prompts};
 use crate::B;
 
 /// Answers every assistant turn with a tool message (for calls) or a user nudge (for text);
@@ -114,7 +114,7 @@ fn multi_turn_episodes_train_with_finite_loss() {
     let before = parameters(&model);
     let mut trainer = GrpoTrainer::builder(model, tiny_tokenizer().expect("fixture tokenizer"))
         .with_config(config)
-        .add_reward(CharsPerToken)
+        .add_reward(chars_per_token())
         .with_environment(nudging())
         .build()
         .expect("valid trainer");

@@ -3,7 +3,7 @@
 use agent_rl_algos::{GrpoConfig, GrpoTrainer};
 use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
 
-use super::common::{CharsPerToken, parameters, prompts};
+use super::common::{chars_per_token, parameters, prompts};
 use crate::B;
 
 fn config() -> GrpoConfig {
@@ -29,7 +29,7 @@ fn resumed_run_matches_the_uninterrupted_run() {
         tiny_tokenizer().expect("fixture tokenizer"),
     )
     .with_config(config())
-    .add_reward(CharsPerToken)
+    .add_reward(chars_per_token())
     .with_checkpointing(dir.path(), 2)
     .build()
     .expect("valid trainer");
@@ -56,7 +56,7 @@ fn resumed_run_matches_the_uninterrupted_run() {
         tiny_tokenizer().expect("fixture tokenizer"),
     )
     .with_config(config())
-    .add_reward(CharsPerToken)
+    .add_reward(chars_per_token())
     .with_resume_from(&midway)
     .build()
     .expect("resumes");
@@ -84,7 +84,7 @@ fn resumed_run_matches_the_uninterrupted_run() {
         seed: 10,
         ..config()
     })
-    .add_reward(CharsPerToken)
+    .add_reward(chars_per_token())
     .with_resume_from(&midway)
     .build();
     assert!(wrong_seed.is_err_and(|e| e.to_string().contains("seed")));

@@ -3,7 +3,7 @@
 use agent_rl_algos::{GrpoConfig, GrpoTrainer, MetricsHistory};
 use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
 
-use super::common::{CharsPerToken, DigitShare, parameters, prompts};
+use super::common::{chars_per_token, digit_share, parameters, prompts};
 use crate::B;
 
 #[test]
@@ -25,8 +25,8 @@ fn two_steps_change_every_parameter_with_finite_loss() {
     let before = parameters(&model);
     let mut trainer = GrpoTrainer::builder(model, tiny_tokenizer().expect("fixture tokenizer"))
         .with_config(config)
-        .add_reward(CharsPerToken)
-        .add_reward(DigitShare)
+        .add_reward(chars_per_token())
+        .add_reward(digit_share())
         .with_observer(MetricsHistory::default())
         .build()
         .expect("valid trainer");
@@ -75,7 +75,7 @@ fn build_rejects_bad_settings() {
             reward_weights: vec![1.0, 2.0],
             ..GrpoConfig::default()
         })
-        .add_reward(DigitShare)
+        .add_reward(digit_share())
         .build();
     assert!(weights.is_err_and(|e| e.to_string().contains("reward_weights")));
     let groups = GrpoTrainer::builder(model(), tokenizer())
@@ -83,7 +83,7 @@ fn build_rejects_bad_settings() {
             num_generations: 1,
             ..GrpoConfig::default()
         })
-        .add_reward(DigitShare)
+        .add_reward(digit_share())
         .build();
     assert!(groups.is_err_and(|e| e.to_string().contains("num_generations")));
 }
