@@ -1,9 +1,10 @@
 //! Python-style access to the ordered JSON records of a τ-bench database: `obj["key"]` raising
-//! `KeyError`, truthiness, `sorted()`, substring tests.
+//! `KeyError`, truthiness, `sorted()`, substring tests, and the `get_*_details` lookup.
 
 use serde_json::{Map, Value};
 
-use super::py::{Raised, type_name};
+use super::py::{Raised, lookup, type_name};
+use super::pyjson::dumps;
 
 /// `value[key]` on a dict; `KeyError` text (`'key'`) when absent.
 pub fn item<'a>(value: &'a Value, key: &str) -> Result<&'a Value, Raised> {
@@ -144,4 +145,12 @@ pub fn counted_items(value: &Value) -> Result<Vec<Value>, Raised> {
         return Err("'dict' object has no attribute 'count'".to_owned());
     }
     super::py::iterate(value)
+}
+
+/// `get_*_details` of both domains: JSON of the record, or `Error: <what> not found`.
+pub fn details(table: &Map<String, Value>, id: &Value, what: &str) -> Result<String, Raised> {
+    Ok(match lookup(table, id)? {
+        Some(record) => dumps(record),
+        None => format!("Error: {what} not found"),
+    })
 }

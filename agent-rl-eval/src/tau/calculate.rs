@@ -1,7 +1,9 @@
 //! The `calculate` tool shared by both domains: Python arithmetic (`+ - * / // **`, unary signs,
 //! parentheses) on int and float literals, then `str(round(float(result), 2))`.
 
-use super::py::PyNum;
+use serde_json::Value;
+
+use super::py::{PyNum, Raised, iterate, type_name};
 use super::pyjson::{float_repr, round2};
 
 const ALLOWED: &str = "0123456789+-*/(). ";
@@ -16,6 +18,28 @@ pub fn calculate(expression: &str) -> String {
         Ok(value) => float_repr(round2(value.as_f64())),
         Err(message) => format!("Error: {message}"),
     }
+}
+
+/// The `calculate` tool on its JSON argument: [`calculate`] for a string, otherwise the error
+/// the original raises.
+pub fn calculate_tool(expression: &Value) -> Result<String, Raised> {
+    if let Value::String(text) = expression {
+        return Ok(calculate(text));
+    }
+    // A list or dict is iterated (`char in ALLOWED` is a substring test), then `eval` refuses it.
+    for element in iterate(expression)? {
+        match element {
+            Value::String(text) if ALLOWED.contains(text.as_str()) => {}
+            Value::String(_) => return Ok("Error: invalid characters in expression".into()),
+            other => {
+                return Err(format!(
+                    "'in <string>' requires string as left operand, not {}",
+                    type_name(&other)
+                ));
+            }
+        }
+    }
+    Err("eval() arg 1 must be a string, bytes or code object".into())
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -48,54 +72,38 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
     let mut tokens = Vec::new();
     let mut index = 0;
     while index < chars.len() {
-        let ch = chars[index];
-        let next = chars.get(index + 1).copied();
-        match ch {
-            ' ' => index += 1,
-            '+' => {
-                tokens.push(Token::Plus);
-                index += 1;
-            }
-            '-' => {
-                tokens.push(Token::Minus);
-                index += 1;
-            }
-            '*' if next == Some('*') => {
-                tokens.push(Token::Power);
-                index += 2;
-            }
-            '*' => {
-                tokens.push(Token::Star);
-                index += 1;
-            }
-            '/' if next == Some('/') => {
-                tokens.push(Token::FloorDiv);
-                index += 2;
-            }
-            '/' => {
-                tokens.push(Token::Slash);
-                index += 1;
-            }
-            '(' => {
-                tokens.push(Token::Open);
-                index += 1;
-            }
-            ')' => {
-                tokens.push(Token::Close);
-                index += 1;
-            }
-            _ => {
-                let start = index;
-                while index < chars.len() && (chars[index].is_ascii_digit() || chars[index] == '.')
-                {
-                    index += 1;
-                }
-                let literal: String = chars[start..index].iter().collect();
-                tokens.push(Token::Number(number_literal(&literal)?));
-            }
+        if chars[index] == ' ' {
+            index += 1;
+            continue;
         }
+        if let Some((token, width)) = operator(chars[index], chars.get(index + 1).copied()) {
+            tokens.push(token);
+            index += width;
+            continue;
+        }
+        let start = index;
+        while index < chars.len() && (chars[index].is_ascii_digit() || chars[index] == '.') {
+            index += 1;
+        }
+        let literal: String = chars[start..index].iter().collect();
+        tokens.push(Token::Number(number_literal(&literal)?));
     }
     Ok(tokens)
+}
+
+/// The operator or bracket starting with `ch` (followed by `next`) and its width in characters.
+fn operator(ch: char, next: Option<char>) -> Option<(Token, usize)> {
+    Some(match (ch, next) {
+        ('*', Some('*')) => (Token::Power, 2),
+        ('/', Some('/')) => (Token::FloorDiv, 2),
+        ('+', _) => (Token::Plus, 1),
+        ('-', _) => (Token::Minus, 1),
+        ('*', _) => (Token::Star, 1),
+        ('/', _) => (Token::Slash, 1),
+        ('(', _) => (Token::Open, 1),
+        (')', _) => (Token::Close, 1),
+        _ => return None,
+    })
 }
 
 fn number_literal(literal: &str) -> Result<PyNum, String> {

@@ -113,28 +113,45 @@ fn dumps_into(value: &Value, out: &mut String) {
         Value::Bool(flag) => out.push_str(if *flag { "true" } else { "false" }),
         Value::Number(number) => number_repr(number, out),
         Value::String(text) => json_string(text, out),
-        Value::Array(items) => {
-            out.push('[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push_str(", ");
-                }
-                dumps_into(item, out);
-            }
-            out.push(']');
+        Value::Array(items) => list_into(items, out, dumps_into),
+        Value::Object(map) => dict_into(map, out, json_string, dumps_into),
+    }
+}
+
+/// Appends `[a, b]`, rendering each item with `render` (`json.dumps` and `repr` agree on it).
+fn list_into(items: &[Value], out: &mut String, render: fn(&Value, &mut String)) {
+    out.push('[');
+    separated_into(items.iter(), out, render);
+    out.push(']');
+}
+
+/// Appends `{k: v}` in insertion order, rendering keys with `key` and values with `value`.
+fn dict_into(
+    map: &serde_json::Map<String, Value>,
+    out: &mut String,
+    key: fn(&str, &mut String),
+    value: fn(&Value, &mut String),
+) {
+    out.push('{');
+    separated_into(map.iter(), out, |(name, item), out| {
+        key(name, out);
+        out.push_str(": ");
+        value(item, out);
+    });
+    out.push('}');
+}
+
+/// Appends the items rendered by `render`, separated by `", "`.
+fn separated_into<T>(
+    items: impl Iterator<Item = T>,
+    out: &mut String,
+    mut render: impl FnMut(T, &mut String),
+) {
+    for (index, item) in items.enumerate() {
+        if index > 0 {
+            out.push_str(", ");
         }
-        Value::Object(map) => {
-            out.push('{');
-            for (index, (key, item)) in map.iter().enumerate() {
-                if index > 0 {
-                    out.push_str(", ");
-                }
-                json_string(key, out);
-                out.push_str(": ");
-                dumps_into(item, out);
-            }
-            out.push('}');
-        }
+        render(item, out);
     }
 }
 
@@ -183,28 +200,8 @@ pub fn py_repr(value: &Value) -> String {
 
 fn py_repr_into(value: &Value, out: &mut String) {
     match value {
-        Value::Array(items) => {
-            out.push('[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push_str(", ");
-                }
-                py_repr_into(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (index, (key, item)) in map.iter().enumerate() {
-                if index > 0 {
-                    out.push_str(", ");
-                }
-                str_repr(key, out);
-                out.push_str(": ");
-                py_repr_into(item, out);
-            }
-            out.push('}');
-        }
+        Value::Array(items) => list_into(items, out, py_repr_into),
+        Value::Object(map) => dict_into(map, out, str_repr, py_repr_into),
         scalar => hashable_repr_into(scalar, out),
     }
 }
@@ -218,17 +215,15 @@ pub fn hashable_repr_into(value: &Value, out: &mut String) {
         Value::Number(number) => number_repr(number, out),
         Value::String(text) => str_repr(text, out),
         Value::Array(items) => tuple_into(items.iter(), out, hashable_repr_into),
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|left, right| left.0.cmp(right.0));
-            hashable_entries_into(&entries, out);
-        }
+        Value::Object(map) => hashable_map_into(map, out),
     }
 }
 
-/// Appends the hash form of already sorted `(key, value)` pairs.
-fn hashable_entries_into(entries: &[(&String, &Value)], out: &mut String) {
-    tuple_into(entries.iter(), out, |(key, item), out| {
+/// Appends the hash form of a dict: a tuple of `(key, value)` pairs sorted by key.
+fn hashable_map_into(map: &serde_json::Map<String, Value>, out: &mut String) {
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_by(|left, right| left.0.cmp(right.0));
+    tuple_into(entries.into_iter(), out, |(key, item), out| {
         out.push('(');
         str_repr(key, out);
         out.push_str(", ");
@@ -237,18 +232,14 @@ fn hashable_entries_into(entries: &[(&String, &Value)], out: &mut String) {
     });
 }
 
-fn tuple_into<I, T>(items: I, out: &mut String, mut render: impl FnMut(T, &mut String))
+/// Appends a Python tuple: `(a, b)`, `(a,)` for one item, `()` for none.
+fn tuple_into<I, T>(items: I, out: &mut String, render: impl FnMut(T, &mut String))
 where
     I: ExactSizeIterator<Item = T>,
 {
     let count = items.len();
     out.push('(');
-    for (index, item) in items.enumerate() {
-        if index > 0 {
-            out.push_str(", ");
-        }
-        render(item, out);
-    }
+    separated_into(items, out, render);
     if count == 1 {
         out.push(',');
     }
@@ -268,9 +259,7 @@ pub fn tables_hash(tables: &[(&str, &serde_json::Map<String, Value>)]) -> String
         out.push('(');
         str_repr(name, out);
         out.push_str(", ");
-        let mut entries: Vec<(&String, &Value)> = table.iter().collect();
-        entries.sort_by(|left, right| left.0.cmp(right.0));
-        hashable_entries_into(&entries, out);
+        hashable_map_into(table, out);
         out.push(')');
     });
     sha256_hex(&text)

@@ -9,10 +9,12 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::access::details;
 use super::args::bind;
+use super::calculate::calculate_tool;
 use super::data::load_table;
-use super::py::{Raised, lookup};
-use super::pyjson::{dumps, tables_hash};
+use super::py::Raised;
+use super::pyjson::tables_hash;
 use crate::Result;
 
 /// Names of the airline tools, in the order of `tools.json`.
@@ -109,16 +111,11 @@ impl AirlineDb {
     fn call(&mut self, name: &str, args: &[&Value]) -> Result<String, Raised> {
         match (name, args) {
             ("book_reservation", _) => booking::book(self, args),
-            ("calculate", [expression]) => super::retail::calculate_tool(expression),
+            ("calculate", [expression]) => calculate_tool(expression),
             ("cancel_reservation", [id]) => booking::cancel(self, id),
-            ("get_reservation_details", [id]) => Ok(match lookup(&self.reservations, id)? {
-                Some(reservation) => dumps(reservation),
-                None => "Error: user not found".to_owned(),
-            }),
-            ("get_user_details", [id]) => Ok(match lookup(&self.users, id)? {
-                Some(user) => dumps(user),
-                None => "Error: user not found".to_owned(),
-            }),
+            // Upstream reports a missing reservation as `Error: user not found`.
+            ("get_reservation_details", [id]) => details(&self.reservations, id, "user"),
+            ("get_user_details", [id]) => details(&self.users, id, "user"),
             ("list_all_airports", []) => Ok(search::AIRPORTS.to_owned()),
             ("search_direct_flight", [origin, destination, date]) => {
                 search::direct(self, origin, destination, date)

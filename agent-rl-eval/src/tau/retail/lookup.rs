@@ -1,34 +1,11 @@
-//! Retail read tools (user search, details, product types) and `modify_user_address`.
+//! Retail read tools (user search, product types) and `modify_user_address`.
 
 use serde_json::{Map, Value};
 
 use super::RetailDb;
 use crate::tau::access::{item, set};
-use crate::tau::calculate::calculate;
-use crate::tau::py::{Raised, equal, iterate, key_text, lookup, type_name};
+use crate::tau::py::{Raised, equal, key_text, lookup, type_name};
 use crate::tau::pyjson::dumps;
-
-/// `calculate(expression)`, also used by the airline domain.
-pub fn calculate_tool(expression: &Value) -> Result<String, Raised> {
-    const ALLOWED: &str = "0123456789+-*/(). ";
-    if let Value::String(text) = expression {
-        return Ok(calculate(text));
-    }
-    // A list or dict is iterated (`char in ALLOWED` is a substring test), then `eval` refuses it.
-    for element in iterate(expression)? {
-        match element {
-            Value::String(text) if ALLOWED.contains(text.as_str()) => {}
-            Value::String(_) => return Ok("Error: invalid characters in expression".into()),
-            other => {
-                return Err(format!(
-                    "'in <string>' requires string as left operand, not {}",
-                    type_name(&other)
-                ));
-            }
-        }
-    }
-    Err("eval() arg 1 must be a string, bytes or code object".into())
-}
 
 /// Python `text.lower()` on an argument; `AttributeError` text for a non-string.
 fn lower(value: &Value) -> Result<String, Raised> {
@@ -65,14 +42,6 @@ pub fn find_by_name_zip(
         }
     }
     Ok("Error: user not found".into())
-}
-
-/// `get_*_details`: JSON of the record, or `Error: <what> not found`.
-pub fn details(table: &Map<String, Value>, id: &Value, what: &str) -> Result<String, Raised> {
-    Ok(match lookup(table, id)? {
-        Some(record) => dumps(record),
-        None => format!("Error: {what} not found"),
-    })
 }
 
 /// `list_all_product_types`: `{name: product_id}` sorted by name.

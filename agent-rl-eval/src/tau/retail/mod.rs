@@ -1,7 +1,6 @@
 //! The retail domain: users, orders and products, and its 16 tools.
 
 mod lookup;
-pub(crate) use lookup::calculate_tool;
 mod modify;
 mod orders;
 
@@ -10,7 +9,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::access::details;
 use super::args::bind;
+use super::calculate::calculate_tool;
 use super::data::load_table;
 use super::py::Raised;
 use super::pyjson::tables_hash;
@@ -99,7 +100,7 @@ impl RetailDb {
 
     fn call(&mut self, name: &str, args: &[&Value]) -> Result<String, Raised> {
         match (name, args) {
-            ("calculate", [expression]) => lookup::calculate_tool(expression),
+            ("calculate", [expression]) => calculate_tool(expression),
             ("cancel_pending_order", [order_id, reason]) => orders::cancel(self, order_id, reason),
             ("exchange_delivered_order_items", [order_id, old, new, payment]) => {
                 orders::exchange(self, order_id, old, new, payment)
@@ -120,9 +121,9 @@ impl RetailDb {
             ("find_user_id_by_name_zip", [first, last, zip]) => {
                 lookup::find_by_name_zip(self, first, last, zip)
             }
-            ("get_order_details", [order_id]) => lookup::details(&self.orders, order_id, "order"),
-            ("get_product_details", [id]) => lookup::details(&self.products, id, "product"),
-            ("get_user_details", [user_id]) => lookup::details(&self.users, user_id, "user"),
+            ("get_order_details", [order_id]) => details(&self.orders, order_id, "order"),
+            ("get_product_details", [id]) => details(&self.products, id, "product"),
+            ("get_user_details", [user_id]) => details(&self.users, user_id, "user"),
             ("list_all_product_types", []) => Ok(lookup::list_product_types(self)),
             ("modify_user_address", [user_id, rest @ ..]) => {
                 lookup::modify_user_address(self, user_id, rest)

@@ -4,11 +4,10 @@ use serde_json::{Value, json};
 
 use super::RetailDb;
 use super::orders::{
-    add_balance, first_item, missing_item, order, order_key, order_mut, owner_methods,
-    price_difference,
+    add_balance, first_item, open_order, order, order_mut, owner_method, swap_items,
 };
-use crate::tau::access::{array, array_mut, contains, counted_items, is_str, item, set};
-use crate::tau::py::{PyNum, Raised, equal, iterate, key_text, len, less, lookup, to_str};
+use crate::tau::access::{array, array_mut, contains, is_str, item, set};
+use crate::tau::py::{PyNum, Raised, equal, key_text, less};
 use crate::tau::pyjson::dumps;
 
 /// `modify_pending_order_items`.
@@ -19,32 +18,15 @@ pub fn modify_items(
     new: &Value,
     payment: &Value,
 ) -> Result<String, Raised> {
-    let Some(key) = order_key(db, order_id)? else {
-        return Ok("Error: order not found".into());
-    };
-    let current = order(db, &key)?;
-    if !is_str(item(current, "status")?, "pending") {
-        return Ok("Error: non-pending order cannot be modified".into());
-    }
-    let old = counted_items(old)?;
-    if let Some(bad) = missing_item(current, &old)? {
-        return Ok(format!("Error: {} not found", to_str(&bad)));
-    }
-    if old.len() != len(new)? {
-        return Ok("Error: the number of items to be exchanged should match".into());
-    }
-    let new = iterate(new)?;
-    let diff = match price_difference(db, current, &old, &new)? {
-        Ok(diff) => diff,
+    let (key, current) = match open_order(db, order_id, "pending", "modified")? {
+        Ok(found) => found,
         Err(text) => return Ok(text),
     };
-    let Some(method) = lookup(
-        owner_methods(db, current)?
-            .as_object()
-            .ok_or("payment_methods")?,
-        payment,
-    )?
-    else {
+    let (old, new, diff) = match swap_items(db, current, old, new)? {
+        Ok(swap) => swap,
+        Err(text) => return Ok(text),
+    };
+    let Some(method) = owner_method(db, current, payment)? else {
         return Ok("Error: payment method not found".into());
     };
     let gift_card = is_str(item(method, "source")?, "gift_card");
@@ -99,20 +81,11 @@ pub fn modify_payment(
     order_id: &Value,
     payment: &Value,
 ) -> Result<String, Raised> {
-    let Some(key) = order_key(db, order_id)? else {
-        return Ok("Error: order not found".into());
+    let (key, current) = match open_order(db, order_id, "pending", "modified")? {
+        Ok(found) => found,
+        Err(text) => return Ok(text),
     };
-    let current = order(db, &key)?;
-    if !is_str(item(current, "status")?, "pending") {
-        return Ok("Error: non-pending order cannot be modified".into());
-    }
-    let Some(method) = lookup(
-        owner_methods(db, current)?
-            .as_object()
-            .ok_or("payment_methods")?,
-        payment,
-    )?
-    else {
+    let Some(method) = owner_method(db, current, payment)? else {
         return Ok("Error: payment method not found".into());
     };
     let history = array(current, "payment_history")?;

@@ -11,9 +11,27 @@ use crate::tau::access::{
 use crate::tau::py::{PyNum, Raised, equal, iterate, key_text, len, less, lookup, nums, to_str};
 use crate::tau::pyjson::dumps;
 
-/// The order id as a table key, or `None` when the order does not exist.
-pub(super) fn order_key(db: &RetailDb, order_id: &Value) -> Result<Option<String>, Raised> {
-    Ok(lookup(&db.orders, order_id)?.map(|_| key_text(order_id)))
+/// A check that either passes with a value or ends the tool: `Ok(Err(text))` is the observation
+/// the tool returns, `Err` an exception the original raises.
+pub(super) type Checked<T> = Result<Result<T, String>, Raised>;
+
+/// The key and record of order `order_id` when it exists and its status is `status`; otherwise
+/// the tools' observation, `Error: order not found` or `Error: non-<status> order cannot be <verb>`.
+pub(super) fn open_order<'a>(
+    db: &'a RetailDb,
+    order_id: &Value,
+    status: &str,
+    verb: &str,
+) -> Checked<(String, &'a Value)> {
+    if lookup(&db.orders, order_id)?.is_none() {
+        return Ok(Err("Error: order not found".into()));
+    }
+    let key = key_text(order_id);
+    let current = order(db, &key)?;
+    if !is_str(item(current, "status")?, status) {
+        return Ok(Err(format!("Error: non-{status} order cannot be {verb}")));
+    }
+    Ok(Ok((key, current)))
 }
 
 pub(super) fn order<'a>(db: &'a RetailDb, key: &str) -> Result<&'a Value, Raised> {
@@ -24,14 +42,21 @@ pub(super) fn order_mut<'a>(db: &'a mut RetailDb, key: &str) -> Result<&'a mut V
     db.orders.get_mut(key).ok_or_else(|| format!("'{key}'"))
 }
 
-/// The payment methods of the order's owner.
-pub(super) fn owner_methods<'a>(db: &'a RetailDb, order: &Value) -> Result<&'a Value, Raised> {
+/// The payment method `payment` of the order's owner; `None` when the owner has no such method.
+pub(super) fn owner_method<'a>(
+    db: &'a RetailDb,
+    order: &Value,
+    payment: &Value,
+) -> Result<Option<&'a Value>, Raised> {
     let user_id = key_text(item(order, "user_id")?);
     let user = db
         .users
         .get(&user_id)
         .ok_or_else(|| format!("'{user_id}'"))?;
-    item(user, "payment_methods")
+    let methods = item(user, "payment_methods")?
+        .as_object()
+        .ok_or("payment_methods")?;
+    lookup(methods, payment)
 }
 
 fn method_mut<'a>(
@@ -59,8 +84,30 @@ pub(super) fn add_balance(
     set(method, "balance", balance.plus(delta).round2().to_value())
 }
 
+/// The item checks shared by exchange and modify-items, in the original's order: every old id
+/// is in the order, the id lists have the same length, every new variant exists and is
+/// available. Returns the old ids, the new ids and the summed (unrounded) price difference.
+pub(super) fn swap_items(
+    db: &RetailDb,
+    order: &Value,
+    old: &Value,
+    new: &Value,
+) -> Checked<(Vec<Value>, Vec<Value>, PyNum)> {
+    let old = counted_items(old)?;
+    if let Some(bad) = missing_item(order, &old)? {
+        return Ok(Err(format!("Error: {} not found", to_str(&bad))));
+    }
+    if old.len() != len(new)? {
+        return Ok(Err(
+            "Error: the number of items to be exchanged should match".into(),
+        ));
+    }
+    let new = iterate(new)?;
+    Ok(price_difference(db, order, &old, &new)?.map(|diff| (old, new, diff)))
+}
+
 /// The multiset check shared by exchange, modify and return: `Some(bad id)` on failure.
-pub(super) fn missing_item(order: &Value, item_ids: &[Value]) -> Result<Option<Value>, Raised> {
+fn missing_item(order: &Value, item_ids: &[Value]) -> Result<Option<Value>, Raised> {
     let all: Vec<Value> = array(order, "items")?
         .iter()
         .map(|it| item(it, "item_id").cloned())
@@ -72,12 +119,7 @@ pub(super) fn missing_item(order: &Value, item_ids: &[Value]) -> Result<Option<V
 }
 
 /// Pairwise variant check; returns the summed price difference (unrounded) or the error text.
-pub(super) fn price_difference(
-    db: &RetailDb,
-    order: &Value,
-    old: &[Value],
-    new: &[Value],
-) -> Result<Result<PyNum, String>, Raised> {
+fn price_difference(db: &RetailDb, order: &Value, old: &[Value], new: &[Value]) -> Checked<PyNum> {
     let mut diff = PyNum::Int(0);
     for (old_id, new_id) in old.iter().zip(new) {
         let current = first_item(order, old_id)?;
@@ -110,13 +152,10 @@ pub(super) fn first_item<'a>(order: &'a Value, item_id: &Value) -> Result<&'a Va
 
 /// `cancel_pending_order`.
 pub fn cancel(db: &mut RetailDb, order_id: &Value, reason: &Value) -> Result<String, Raised> {
-    let Some(key) = order_key(db, order_id)? else {
-        return Ok("Error: order not found".into());
+    let (key, current) = match open_order(db, order_id, "pending", "cancelled")? {
+        Ok(found) => found,
+        Err(text) => return Ok(text),
     };
-    let current = order(db, &key)?;
-    if !is_str(item(current, "status")?, "pending") {
-        return Ok("Error: non-pending order cannot be cancelled".into());
-    }
     if !(is_str(reason, "no longer needed") || is_str(reason, "ordered by mistake")) {
         return Ok("Error: invalid reason".into());
     }
@@ -149,32 +188,16 @@ pub fn exchange(
     new: &Value,
     payment: &Value,
 ) -> Result<String, Raised> {
-    let Some(key) = order_key(db, order_id)? else {
-        return Ok("Error: order not found".into());
-    };
-    let current = order(db, &key)?;
-    if !is_str(item(current, "status")?, "delivered") {
-        return Ok("Error: non-delivered order cannot be exchanged".into());
-    }
-    let old = counted_items(old)?;
-    if let Some(bad) = missing_item(current, &old)? {
-        return Ok(format!("Error: {} not found", to_str(&bad)));
-    }
-    if old.len() != len(new)? {
-        return Ok("Error: the number of items to be exchanged should match".into());
-    }
-    let new = iterate(new)?;
-    let diff = match price_difference(db, current, &old, &new)? {
-        Ok(diff) => diff.round2(),
+    let (key, current) = match open_order(db, order_id, "delivered", "exchanged")? {
+        Ok(found) => found,
         Err(text) => return Ok(text),
     };
-    let Some(method) = lookup(
-        owner_methods(db, current)?
-            .as_object()
-            .ok_or("payment_methods")?,
-        payment,
-    )?
-    else {
+    let (old, new, diff) = match swap_items(db, current, old, new)? {
+        Ok(swap) => swap,
+        Err(text) => return Ok(text),
+    };
+    let diff = diff.round2();
+    let Some(method) = owner_method(db, current, payment)? else {
         return Ok("Error: payment method not found".into());
     };
     if is_str(item(method, "source")?, "gift_card")
@@ -199,21 +222,11 @@ pub fn return_items(
     items: &Value,
     payment: &Value,
 ) -> Result<String, Raised> {
-    let Some(key) = order_key(db, order_id)? else {
-        return Ok("Error: order not found".into());
+    let (key, current) = match open_order(db, order_id, "delivered", "returned")? {
+        Ok(found) => found,
+        Err(text) => return Ok(text),
     };
-    let current = order(db, &key)?;
-    if !is_str(item(current, "status")?, "delivered") {
-        return Ok("Error: non-delivered order cannot be returned".into());
-    }
-    if lookup(
-        owner_methods(db, current)?
-            .as_object()
-            .ok_or("payment_methods")?,
-        payment,
-    )?
-    .is_none()
-    {
+    if owner_method(db, current, payment)?.is_none() {
         return Ok("Error: payment method not found".into());
     }
     let original = item(
@@ -246,13 +259,11 @@ pub fn modify_address(
     order_id: &Value,
     fields: &[&Value],
 ) -> Result<String, Raised> {
-    let Some(key) = order_key(db, order_id)? else {
-        return Ok("Error: order not found".into());
+    let key = match open_order(db, order_id, "pending", "modified")? {
+        Ok((key, _)) => key,
+        Err(text) => return Ok(text),
     };
     let current = order_mut(db, &key)?;
-    if !is_str(item(current, "status")?, "pending") {
-        return Ok("Error: non-pending order cannot be modified".into());
-    }
     set(current, "address", super::address(fields))?;
     Ok(dumps(current))
 }
