@@ -11,13 +11,11 @@
 //! as not supported. The library calls are [`BfclRunner`] over a [`BurnPolicy`].
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use agent_rl::backend::{DeviceKind, probe_cuda};
-use agent_rl::core::weights::{LoadOptions, load_pretrained};
-use agent_rl::core::{BurnPolicy, ChatTokenizer, SamplingConfig};
+use agent_rl::backend::{DeviceKind, PolicyJob, with_policy};
+use agent_rl::core::{BurnPolicy, SamplingConfig};
 use agent_rl::eval::bfcl::{BfclDataset, BfclRunConfig, BfclRunner, Category};
-use anyhow::Context;
+use agent_rl::progress::count_progress;
 use burn::prelude::Backend;
 use clap::Parser;
 
@@ -45,50 +43,38 @@ struct Args {
     device: DeviceKind,
 }
 
-fn evaluate<B: Backend>(args: &Args) -> anyhow::Result<String> {
-    let device = B::Device::default();
-    let tokenizer = Arc::new(ChatTokenizer::from_dir(&args.model)?);
-    let (model, _) = load_pretrained::<B>(&args.model, LoadOptions::default(), &device)
-        .with_context(|| format!("loading {}", args.model.display()))?;
-    let categories = args
-        .categories
-        .iter()
-        .map(|name| Category::from_name(name).with_context(|| format!("unknown category `{name}`")))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let (_, version) = BfclDataset::detect(&args.data)?;
-    let dataset = BfclDataset::load(&args.data)?;
-    let config = BfclRunConfig {
-        sampling: SamplingConfig::greedy(args.max_new_tokens),
-        limit: args.limit,
-        categories,
-        ..BfclRunConfig::default()
-    };
-    let bar = indicatif::ProgressBar::new(0);
-    let run = BfclRunner::new(&dataset, version, config)
-        .with_progress(|done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        })
-        .run(&mut BurnPolicy::new(model, tokenizer))?;
-    bar.finish_and_clear();
-    Ok(run.report.to_markdown())
+/// Runs BFCL with the loaded policy and returns the Markdown report.
+struct Evaluate(Args);
+
+impl PolicyJob for Evaluate {
+    type Output = String;
+
+    fn run<B: Backend>(self, mut policy: BurnPolicy<B>) -> anyhow::Result<String> {
+        let args = self.0;
+        let categories = Category::from_names(args.categories.iter().map(String::as_str))
+            .map_err(|name| anyhow::anyhow!("unknown category `{name}`"))?;
+        let (_, version) = BfclDataset::detect(&args.data)?;
+        let dataset = BfclDataset::load(&args.data)?;
+        let config = BfclRunConfig {
+            sampling: SamplingConfig::greedy(args.max_new_tokens),
+            limit: args.limit,
+            categories,
+            ..BfclRunConfig::default()
+        };
+        let bar = indicatif::ProgressBar::new(0);
+        let run = BfclRunner::new(&dataset, version, config)
+            .with_progress(count_progress(&bar))
+            .run(&mut policy)?;
+        bar.finish_and_clear();
+        Ok(run.report.to_markdown())
+    }
 }
 
 #[allow(clippy::print_stdout)]
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let report = match args.device {
-        DeviceKind::Cpu => evaluate::<agent_rl::backend::CpuBackend>(&args)?,
-        DeviceKind::Cuda => {
-            probe_cuda()?;
-            #[cfg(feature = "cuda")]
-            {
-                evaluate::<agent_rl::backend::CudaBackend>(&args)?
-            }
-            #[cfg(not(feature = "cuda"))]
-            unreachable!("probe_cuda fails without the cuda feature")
-        }
-    };
+    let (model, device) = (args.model.clone(), args.device);
+    let report = with_policy(&model, device, Evaluate(args))?;
     print!("{report}");
     Ok(())
 }

@@ -14,13 +14,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_rl::backend::{DeviceKind, probe_cuda};
-use agent_rl::core::weights::{LoadOptions, load_pretrained};
-use agent_rl::core::{BurnPolicy, ChatTokenizer, SamplingConfig};
+use agent_rl::backend::{DeviceKind, PolicyJob, with_policy};
+use agent_rl::core::{BurnPolicy, SamplingConfig};
 use agent_rl::eval::tau::data::domain_dir;
 use agent_rl::eval::tau::{
     Domain, LlmUser, TauRunConfig, TauSuite, UserSimulator, load_user_prompt, run_tau,
 };
+use agent_rl::progress::count_progress;
 use anyhow::Context;
 use burn::prelude::Backend;
 use clap::Parser;
@@ -58,68 +58,59 @@ struct Args {
     device: DeviceKind,
 }
 
-fn evaluate<B: Backend>(args: &Args) -> anyhow::Result<String> {
-    let device = B::Device::default();
-    let tokenizer = Arc::new(ChatTokenizer::from_dir(&args.model)?);
-    let (model, _) = load_pretrained::<B>(&args.model, LoadOptions::default(), &device)
-        .with_context(|| format!("loading {}", args.model.display()))?;
-    let suite = TauSuite::load(&args.data, args.domain, &args.split)?;
-    let prompt_path = domain_dir(&args.data, args.domain.as_str())?
-        .parent()
-        .map(|root| root.join("user_simulator_prompt.txt"))
-        .context("the data folder has no parent")?;
-    let template = load_user_prompt(&prompt_path)?;
-    let user_sampling = SamplingConfig {
-        max_new_tokens: args.max_new_tokens,
-        temperature: 1.0,
-        ..SamplingConfig::default()
-    };
-    let make_user = |task: usize, trial: usize| -> Box<dyn UserSimulator> {
-        let sampling = SamplingConfig {
-            seed: user_sampling.seed + (task * 1000 + trial) as u64,
-            ..user_sampling.clone()
+/// Runs τ-bench with the loaded policy as agent and customer; returns the Markdown report.
+struct Evaluate(Args);
+
+impl PolicyJob for Evaluate {
+    type Output = String;
+
+    fn run<B: Backend>(self, mut agent: BurnPolicy<B>) -> anyhow::Result<String> {
+        let args = self.0;
+        let suite = TauSuite::load(&args.data, args.domain, &args.split)?;
+        let prompt_path = domain_dir(&args.data, args.domain.as_str())?
+            .parent()
+            .map(|root| root.join("user_simulator_prompt.txt"))
+            .context("the data folder has no parent")?;
+        let template = load_user_prompt(&prompt_path)?;
+        let user_sampling = SamplingConfig {
+            max_new_tokens: args.max_new_tokens,
+            temperature: 1.0,
+            ..SamplingConfig::default()
         };
-        let customer = BurnPolicy::new(model.clone(), Arc::clone(&tokenizer));
-        Box::new(LlmUser::new(customer, template.clone(), sampling))
-    };
-    let config = TauRunConfig {
-        task_ids: (!args.task_ids.is_empty()).then(|| args.task_ids.clone()),
-        trials: args.trials,
-        max_steps: args.max_steps,
-        sampling: SamplingConfig::greedy(args.max_new_tokens),
-        ..TauRunConfig::default()
-    };
-    let mut agent = BurnPolicy::new(model.clone(), Arc::clone(&tokenizer));
-    let bar = indicatif::ProgressBar::new(0);
-    let report = run_tau(
-        &suite,
-        &mut agent,
-        &make_user,
-        &config,
-        &mut |done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        },
-    )?;
-    bar.finish_and_clear();
-    Ok(report.to_markdown())
+        let (model, tokenizer) = (agent.model.clone(), Arc::clone(&agent.tokenizer));
+        let make_user = |task: usize, trial: usize| -> Box<dyn UserSimulator> {
+            let sampling = SamplingConfig {
+                seed: user_sampling.seed + (task * 1000 + trial) as u64,
+                ..user_sampling.clone()
+            };
+            let customer = BurnPolicy::new(model.clone(), Arc::clone(&tokenizer));
+            Box::new(LlmUser::new(customer, template.clone(), sampling))
+        };
+        let config = TauRunConfig {
+            task_ids: (!args.task_ids.is_empty()).then(|| args.task_ids.clone()),
+            trials: args.trials,
+            max_steps: args.max_steps,
+            sampling: SamplingConfig::greedy(args.max_new_tokens),
+            ..TauRunConfig::default()
+        };
+        let bar = indicatif::ProgressBar::new(0);
+        let report = run_tau(
+            &suite,
+            &mut agent,
+            &make_user,
+            &config,
+            &mut count_progress(&bar),
+        )?;
+        bar.finish_and_clear();
+        Ok(report.to_markdown())
+    }
 }
 
 #[allow(clippy::print_stdout)]
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let report = match args.device {
-        DeviceKind::Cpu => evaluate::<agent_rl::backend::CpuBackend>(&args)?,
-        DeviceKind::Cuda => {
-            probe_cuda()?;
-            #[cfg(feature = "cuda")]
-            {
-                evaluate::<agent_rl::backend::CudaBackend>(&args)?
-            }
-            #[cfg(not(feature = "cuda"))]
-            unreachable!("probe_cuda fails without the cuda feature")
-        }
-    };
+    let (model, device) = (args.model.clone(), args.device);
+    let report = with_policy(&model, device, Evaluate(args))?;
     print!("{report}");
     Ok(())
 }

@@ -1,6 +1,12 @@
 //! Backend choices of the facade: the CPU backend (default feature) and CUDA (`cuda` feature).
 
-use agent_rl_core::CoreError;
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_rl_core::weights::{LoadOptions, load_pretrained};
+use agent_rl_core::{BurnPolicy, ChatTokenizer, CoreError};
+use anyhow::Context;
+use burn::prelude::Backend;
 
 /// The CPU backend the tests and the demo run on (burn's `Flex` by default; `ndarray` when only
 /// that feature is on). Measured fastest correct CPU backend on our 2-core machines (README).
@@ -88,4 +94,53 @@ pub fn probe_cuda() -> Result<(), CoreError> {
         reason: "this binary was built without the `cuda` feature (cargo build --features cuda)"
             .into(),
     })
+}
+
+/// Loads a Hugging Face snapshot directory (`config.json`, safetensors, tokenizer files) as a
+/// [`BurnPolicy`] on `device`.
+///
+/// # Errors
+/// Unreadable tokenizer files, or weights that do not load (the directory named).
+pub fn load_policy<B: Backend>(dir: &Path, device: &B::Device) -> anyhow::Result<BurnPolicy<B>> {
+    let tokenizer = Arc::new(ChatTokenizer::from_dir(dir)?);
+    let (model, _) = load_pretrained::<B>(dir, LoadOptions::default(), device)
+        .with_context(|| format!("loading {}", dir.display()))?;
+    Ok(BurnPolicy::new(model, tokenizer))
+}
+
+/// Work generic over the backend, given a loaded policy by [`with_policy`].
+pub trait PolicyJob {
+    /// What the job returns.
+    type Output;
+
+    /// Runs the job with the policy, on backend `B`.
+    ///
+    /// # Errors
+    /// Whatever the job fails with.
+    fn run<B: Backend>(self, policy: BurnPolicy<B>) -> anyhow::Result<Self::Output>;
+}
+
+/// Loads the snapshot in `model_dir` ([`load_policy`]) on the backend `device` names (its default
+/// device; CUDA is probed first with [`probe_cuda`]) and runs `job` with it.
+///
+/// # Errors
+/// CUDA unavailable, the snapshot does not load, or the job fails.
+#[cfg(any(feature = "flex", feature = "ndarray"))]
+pub fn with_policy<J: PolicyJob>(
+    model_dir: &Path,
+    device: DeviceKind,
+    job: J,
+) -> anyhow::Result<J::Output> {
+    match device {
+        DeviceKind::Cpu => job.run(load_policy::<CpuBackend>(model_dir, &Default::default())?),
+        DeviceKind::Cuda => {
+            probe_cuda()?;
+            #[cfg(feature = "cuda")]
+            {
+                job.run(load_policy::<CudaBackend>(model_dir, &Default::default())?)
+            }
+            #[cfg(not(feature = "cuda"))]
+            unreachable!("probe_cuda fails without the cuda feature")
+        }
+    }
 }

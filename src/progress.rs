@@ -17,6 +17,36 @@ pub fn progress_bar(len: usize, label: &str) -> ProgressBar {
     bar
 }
 
+/// An unlabelled bar `[====    ] pos/len unit elapsed/eta` on stderr, for counts that arrive
+/// through [`count_progress`] (its length is set by the first report).
+pub fn count_bar(unit: &str) -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{bar:40}} {{pos}}/{{len}} {unit} {{elapsed}}/{{eta}}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// A `(done, total)` progress hook, the shape the BFCL and τ-bench runners report in, that moves
+/// `bar` to `done` of `total`.
+///
+/// ```
+/// use agent_rl::progress::count_progress;
+///
+/// let bar = indicatif::ProgressBar::new(0);
+/// count_progress(&bar)(3, 10);
+/// assert_eq!((bar.position(), bar.length()), (3, Some(10)));
+/// ```
+pub fn count_progress(bar: &ProgressBar) -> impl FnMut(usize, usize) + '_ {
+    move |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    }
+}
+
 /// A trainer observer that records each step to `sink` and moves `progress` to the step's
 /// number (growing its length when a run has no fixed step count), showing `message(step)`.
 ///

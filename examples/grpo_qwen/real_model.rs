@@ -118,13 +118,8 @@ fn run_on<B: AutodiffBackend>(
     let tokenizer = Arc::new(ChatTokenizer::from_dir(model_dir)?);
     let (model, _) = load_pretrained::<B>(model_dir, LoadOptions::default(), &device)
         .with_context(|| format!("loading {}", model_dir.display()))?;
-    let categories = options
-        .categories
-        .iter()
-        .map(|name| {
-            Category::from_name(name).with_context(|| format!("--categories: unknown `{name}`"))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let categories = Category::from_names(options.categories.iter().map(String::as_str))
+        .map_err(|name| anyhow::anyhow!("--categories: unknown `{name}`"))?;
     let (_, version) = BfclDataset::detect(bfcl_dir)?;
     let mut dataset = BfclDataset::load_categories(bfcl_dir, &categories)?;
     if let Some(limit) = options.limit {

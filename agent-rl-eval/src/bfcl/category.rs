@@ -118,6 +118,30 @@ impl Category {
             .find(|category| category.name() == name || category.v3_name() == name)
     }
 
+    /// Parses v4 or v3 category names, in order (see [`Category::from_name`]).
+    ///
+    /// ```
+    /// use agent_rl_eval::bfcl::Category;
+    ///
+    /// let names = ["simple", "live_multiple"];
+    /// assert_eq!(
+    ///     Category::from_names(names),
+    ///     Ok(vec![Category::SimplePython, Category::LiveMultiple])
+    /// );
+    /// assert_eq!(Category::from_names(["simple", "nope"]), Err("nope"));
+    /// ```
+    ///
+    /// # Errors
+    /// The first name that names no category.
+    pub fn from_names<'a>(
+        names: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Vec<Category>, &'a str> {
+        names
+            .into_iter()
+            .map(|name| Category::from_name(name).ok_or(name))
+            .collect()
+    }
+
     /// The category of an entry id: `simple_python_0`, `simple_0`, `live_simple_58-27-0`.
     pub fn from_id(id: &str) -> Option<Category> {
         let (prefix, suffix) = id.rsplit_once('_')?;

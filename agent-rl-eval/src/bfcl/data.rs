@@ -203,7 +203,7 @@ fn load_category(category: Category, path: &Path, answer_path: &Path) -> Result<
 }
 
 /// Reads a JSON Lines file into records, with their 1-based line numbers; blank lines are skipped.
-fn read_jsonl<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<(usize, T)>> {
+pub(crate) fn read_jsonl<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<(usize, T)>> {
     let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io {
         path: path.to_path_buf(),
         source,

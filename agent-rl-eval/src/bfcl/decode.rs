@@ -202,12 +202,12 @@ fn java_source_value(value: &str) -> String {
     }
 }
 
-/// Index of the `)` closing an already opened `(`, skipping strings and nested brackets.
-fn matching_close(text: &str) -> Option<usize> {
-    let mut depth = 0usize;
+/// The characters of `text` outside string literals (`"…"`, `'…'`, `` `…` ``, with backslash
+/// escapes), with their byte indices; the quotes themselves are left out.
+fn unquoted_chars(text: &str) -> impl Iterator<Item = (usize, char)> + '_ {
     let mut quote: Option<char> = None;
     let mut escaped = false;
-    for (index, c) in text.char_indices() {
+    text.char_indices().filter(move |&(_, c)| {
         if let Some(q) = quote {
             if escaped {
                 escaped = false;
@@ -216,10 +216,21 @@ fn matching_close(text: &str) -> Option<usize> {
             } else if c == q {
                 quote = None;
             }
-            continue;
+            return false;
         }
+        if matches!(c, '"' | '\'' | '`') {
+            quote = Some(c);
+            return false;
+        }
+        true
+    })
+}
+
+/// Index of the `)` closing an already opened `(`, skipping strings and nested brackets.
+fn matching_close(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (index, c) in unquoted_chars(text) {
         match c {
-            '"' | '\'' | '`' => quote = Some(c),
             '(' | '[' | '{' => depth += 1,
             ')' if depth == 0 => return Some(index),
             ')' | ']' | '}' => depth = depth.saturating_sub(1),
@@ -234,22 +245,9 @@ fn matching_close(text: &str) -> Option<usize> {
 fn split_top_level(text: &str, angle: bool) -> Vec<&str> {
     let mut parts = Vec::new();
     let mut depth = 0usize;
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
     let mut start = 0;
-    for (index, c) in text.char_indices() {
-        if let Some(q) = quote {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-            }
-            continue;
-        }
+    for (index, c) in unquoted_chars(text) {
         match c {
-            '"' | '\'' | '`' => quote = Some(c),
             '(' | '[' | '{' => depth += 1,
             '<' if angle => depth += 1,
             '>' if angle => depth = depth.saturating_sub(1),

@@ -12,7 +12,7 @@ use super::category::{Category, Language, Scoring};
 use super::checker::{CheckOptions, check_entry, model_function_name};
 use super::convert::java_convert;
 use super::convert_js::js_convert;
-use super::data::{BfclDataset, BfclEntry};
+use super::data::{BfclDataset, BfclEntry, read_jsonl};
 use super::decode::{as_calls, decode_text};
 use crate::error::{EvalError, Result};
 
@@ -187,23 +187,7 @@ fn convert_arguments(
 /// # Errors
 /// Unreadable file, or a line that is not a `{"id", "result"}` object (file and line named).
 pub fn read_results(path: &Path) -> Result<Vec<(usize, ResultLine)>> {
-    let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut lines = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let record = serde_json::from_str(line).map_err(|error| EvalError::Record {
-            path: path.to_path_buf(),
-            line: index + 1,
-            reason: error.to_string(),
-        })?;
-        lines.push((index + 1, record));
-    }
-    Ok(lines)
+    read_jsonl(path)
 }
 
 /// Scores every line of a result file against the dataset.

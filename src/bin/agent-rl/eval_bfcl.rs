@@ -9,11 +9,13 @@ use agent_rl::eval::bfcl::{
     BfclDataset, BfclReport, BfclRunConfig, BfclRunner, Category, CheckOptions, ResultLine,
     Verdict, score_results_file,
 };
+use agent_rl::progress::{count_bar, count_progress};
 use anyhow::Context;
 use burn::prelude::Backend;
 use serde_json::json;
 
-use crate::model_args::{ModelArgs, WithPolicy, with_policy};
+use crate::model_args::{ModelArgs, with_policy};
+use agent_rl::backend::PolicyJob;
 
 /// Score `--results FILE.jsonl` (lines `{"id", "result"}`), or run `--model DIR` on the data.
 #[derive(Debug, clap::Args)]
@@ -95,16 +97,13 @@ struct Job {
     version: agent_rl::eval::bfcl::BfclVersion,
 }
 
-impl WithPolicy for Job {
+impl PolicyJob for Job {
+    type Output = ();
+
     fn run<B: Backend>(self, mut policy: BurnPolicy<B>) -> anyhow::Result<()> {
         let args = &self.args;
-        let categories = args
-            .categories
-            .iter()
-            .map(|name| {
-                Category::from_name(name).with_context(|| format!("unknown category `{name}`"))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
+        let categories = Category::from_names(args.categories.iter().map(String::as_str))
+            .map_err(|name| anyhow::anyhow!("unknown category `{name}`"))?;
         let config = BfclRunConfig {
             sampling: SamplingConfig {
                 max_new_tokens: args.max_new_tokens,
@@ -118,16 +117,9 @@ impl WithPolicy for Job {
                 underscore_to_dot: args.underscore_to_dot,
             },
         };
-        let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} entries {elapsed}/{eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
+        let bar = count_bar("entries");
         let run = BfclRunner::new(&self.dataset, self.version, config)
-            .with_progress(|done, total| {
-                bar.set_length(total as u64);
-                bar.set_position(done as u64);
-            })
+            .with_progress(count_progress(&bar))
             .run(&mut policy)?;
         bar.finish_and_clear();
         if let Some(path) = &args.save_results {

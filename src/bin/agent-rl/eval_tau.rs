@@ -11,11 +11,13 @@ use agent_rl::eval::tau::{
     Domain, LlmUser, TauDb, TauRunConfig, TauSuite, UserSimulator, load_tasks, load_user_prompt,
     replay_split, run_tau,
 };
+use agent_rl::progress::{count_bar, count_progress};
 use anyhow::Context;
 use burn::prelude::Backend;
 use serde_json::json;
 
-use crate::model_args::{ModelArgs, WithPolicy, with_policy};
+use crate::model_args::{ModelArgs, with_policy};
+use agent_rl::backend::PolicyJob;
 
 /// τ-bench subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -108,7 +110,9 @@ struct RunJob {
     args: RunArgs,
 }
 
-impl WithPolicy for RunJob {
+impl PolicyJob for RunJob {
+    type Output = ();
+
     fn run<B: Backend>(self, mut policy: BurnPolicy<B>) -> anyhow::Result<()> {
         let args = &self.args;
         let suite = TauSuite::load(&args.data, args.domain, &args.split)?;
@@ -143,22 +147,13 @@ impl WithPolicy for RunJob {
             let user_policy = BurnPolicy::new(model.clone(), Arc::clone(&tokenizer));
             Box::new(LlmUser::new(user_policy, template.clone(), sampling))
         };
-        let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} episodes {elapsed}/{eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
+        let bar = count_bar("episodes");
         let report = run_tau(
             &suite,
             &mut policy,
             &make_user,
             &config,
-            &mut |done, total| {
-                bar.set_length(total as u64);
-                bar.set_position(done as u64);
-            },
+            &mut count_progress(&bar),
         )?;
         bar.finish_and_clear();
         if let Some(path) = &args.report {

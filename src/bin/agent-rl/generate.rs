@@ -7,7 +7,8 @@ use burn::prelude::Backend;
 use serde_json::json;
 
 use crate::conversation_args::ConversationArgs;
-use crate::model_args::{ModelArgs, WithPolicy, parse_ids, with_policy};
+use crate::model_args::{ModelArgs, parse_ids, with_policy};
+use agent_rl::backend::PolicyJob;
 
 /// Generate from a raw text prompt, a chat conversation, or token ids.
 #[derive(Debug, clap::Args)]
@@ -58,7 +59,9 @@ struct Job {
     args: GenerateArgs,
 }
 
-impl WithPolicy for Job {
+impl PolicyJob for Job {
+    type Output = ();
+
     fn run<B: Backend>(self, policy: BurnPolicy<B>) -> anyhow::Result<()> {
         let args = self.args;
         let prompt = if let Some(ids) = &args.prompt_ids {

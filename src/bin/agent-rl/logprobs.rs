@@ -6,7 +6,8 @@ use agent_rl::core::BurnPolicy;
 use burn::prelude::Backend;
 use serde_json::{Value, json};
 
-use crate::model_args::{ModelArgs, WithPolicy, parse_ids, with_policy};
+use crate::model_args::{ModelArgs, parse_ids, with_policy};
+use agent_rl::backend::PolicyJob;
 
 /// Score a token sequence with the model.
 #[derive(Debug, clap::Args)]
@@ -25,7 +26,9 @@ struct Job {
     ids: Vec<u32>,
 }
 
-impl WithPolicy for Job {
+impl PolicyJob for Job {
+    type Output = ();
+
     fn run<B: Backend>(self, policy: BurnPolicy<B>) -> anyhow::Result<()> {
         anyhow::ensure!(!self.ids.is_empty(), "--ids is empty");
         let vocab = policy.model.config().vocab_size;

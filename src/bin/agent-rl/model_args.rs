@@ -1,13 +1,9 @@
 //! Arguments shared by the commands that load a model, and backend dispatch.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
-use agent_rl::backend::{DeviceKind, probe_cuda};
-use agent_rl::core::weights::{LoadOptions, load_pretrained};
-use agent_rl::core::{BurnPolicy, ChatTokenizer};
+use agent_rl::backend::{DeviceKind, PolicyJob};
 use anyhow::Context;
-use burn::prelude::Backend;
 
 /// `--model DIR [--device cpu|cuda]`.
 #[derive(Debug, clap::Args)]
@@ -20,39 +16,9 @@ pub struct ModelArgs {
     pub device: DeviceKind,
 }
 
-/// Something to run with a loaded policy on a chosen backend.
-pub trait WithPolicy {
-    /// Runs with the policy.
-    fn run<B: Backend>(self, policy: BurnPolicy<B>) -> anyhow::Result<()>;
-}
-
-fn load<B: Backend>(dir: &Path, device: &B::Device) -> anyhow::Result<BurnPolicy<B>> {
-    let tokenizer = ChatTokenizer::from_dir(dir)?;
-    let (model, _) = load_pretrained::<B>(dir, LoadOptions::default(), device)
-        .with_context(|| format!("loading {}", dir.display()))?;
-    Ok(BurnPolicy::new(model, Arc::new(tokenizer)))
-}
-
-/// Loads the model on the requested device and runs `job`.
-pub fn with_policy(args: &ModelArgs, job: impl WithPolicy) -> anyhow::Result<()> {
-    match args.device {
-        DeviceKind::Cpu => job.run(load::<agent_rl::backend::CpuBackend>(
-            &args.model,
-            &Default::default(),
-        )?),
-        DeviceKind::Cuda => {
-            probe_cuda()?;
-            #[cfg(feature = "cuda")]
-            {
-                job.run(load::<agent_rl::backend::CudaBackend>(
-                    &args.model,
-                    &Default::default(),
-                )?)
-            }
-            #[cfg(not(feature = "cuda"))]
-            unreachable!("probe_cuda fails without the cuda feature")
-        }
-    }
+/// Loads `--model` on `--device` and runs `job` ([`agent_rl::backend::with_policy`]).
+pub fn with_policy(args: &ModelArgs, job: impl PolicyJob<Output = ()>) -> anyhow::Result<()> {
+    agent_rl::backend::with_policy(&args.model, args.device, job)
 }
 
 /// Parses `1,2,3`.
