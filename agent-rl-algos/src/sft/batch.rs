@@ -1,8 +1,8 @@
 //! [`SftBatch`]: sequences right-padded into one batch, with segment-aware (block-diagonal
 //! causal) attention, and the model forward pass over it.
 
-use agent_rl_core::Qwen2ForCausalLm;
-use agent_rl_core::model::{AttentionInputs, RotaryTables};
+use agent_rl_core::model::AttentionInputs;
+use agent_rl_core::{Qwen2Config, Qwen2ForCausalLm};
 use burn::prelude::*;
 
 use crate::sft::packing::SftSequence;
@@ -94,8 +94,7 @@ impl SftBatch {
     /// example only (padding attends to itself), and positions restart at each example.
     pub fn attention_inputs<B: Backend>(
         &self,
-        head_dim: usize,
-        rope_theta: f64,
+        config: &Qwen2Config,
         device: &B::Device,
     ) -> AttentionInputs<B> {
         let (batch, seq) = (self.batch_size(), self.seq_len());
@@ -110,10 +109,7 @@ impl SftBatch {
                 }
             }
         }
-        AttentionInputs {
-            bias: Tensor::from_data(TensorData::new(bias, [batch, 1, seq, seq]), device),
-            rotary: RotaryTables::new(&self.positions, head_dim, rope_theta, device),
-        }
+        AttentionInputs::from_bias(&bias, [batch, seq, seq], &self.positions, config, device)
     }
 
     /// Logits of `model` at every position, each example attending only to itself.
@@ -123,7 +119,7 @@ impl SftBatch {
     pub fn forward<B: Backend>(&self, model: &Qwen2ForCausalLm<B>) -> Tensor<B, 3> {
         let device = model.device();
         let config = model.config();
-        let inputs = self.attention_inputs(config.head_size(), config.rope_base(), &device);
+        let inputs = self.attention_inputs(config, &device);
         let mut hidden = model.embed_tokens.forward(self.ids_tensor(&device));
         for layer in &model.layers {
             hidden = layer.forward(hidden, &inputs, None);

@@ -36,15 +36,17 @@ impl<B: Backend> Attention<B> {
         let [batch, seq, _] = x.dims();
         let (heads, kv_heads, dim) = (self.num_heads, self.num_kv_heads, self.head_dim);
         let qkv = self.qkv_proj.forward(x);
+        // Each head group as its own contiguous [batch, seq, count, dim] block.
         let split = |start: usize, count: usize| {
-            qkv.clone()
-                .narrow(2, start * dim, count * dim)
+            contiguous(qkv.clone().narrow(2, start * dim, count * dim))
                 .reshape([batch, seq, count, dim])
-                .swap_dims(1, 2)
         };
-        let queries = inputs.rotary.apply(split(0, heads));
-        let mut keys = inputs.rotary.apply(split(heads, kv_heads));
-        let mut values = split(heads + kv_heads, kv_heads);
+        let queries = inputs.rotary.rotate_queries(split(0, heads));
+        let mut keys = inputs
+            .rotary
+            .rotate_keys(split(heads, kv_heads))
+            .swap_dims(1, 2);
+        let mut values = split(heads + kv_heads, kv_heads).swap_dims(1, 2);
         if let Some(slot) = cache {
             if let Some((past_keys, past_values)) = slot.take() {
                 keys = Tensor::cat(vec![past_keys, keys], 2);
@@ -54,18 +56,16 @@ impl<B: Backend> Attention<B> {
         }
         let total = keys.dims()[2];
         let group = heads / kv_heads;
-        // Queries of one key head side by side: [batch, kv_heads, group * seq, dim].
-        let queries = queries.mul_scalar(1.0 / (dim as f64).sqrt()).reshape([
-            batch,
-            kv_heads,
-            group * seq,
-            dim,
-        ]);
+        // Queries of one key head side by side: [batch, kv_heads, group * seq, dim]. The rotary
+        // tables already applied the 1/sqrt(dim) scale.
+        let queries = queries
+            .swap_dims(1, 2)
+            .reshape([batch, kv_heads, group * seq, dim]);
         let scores = queries
             .matmul(keys.swap_dims(2, 3))
-            .reshape([batch, kv_heads, group, seq, total])
-            + inputs.bias.clone().unsqueeze_dim::<5>(1);
-        let weights = softmax(scores, 4).reshape([batch, kv_heads, group * seq, total]);
+            .reshape([batch, heads, seq, total])
+            + inputs.bias.clone();
+        let weights = softmax(scores, 3).reshape([batch, kv_heads, group * seq, total]);
         let context = weights
             .matmul(values)
             .reshape([batch, heads, seq, dim])
@@ -73,4 +73,14 @@ impl<B: Backend> Attention<B> {
             .reshape([batch, seq, heads * dim]);
         self.o_proj.forward(context)
     }
+}
+
+/// `x` with its elements in row-major order in memory (a copy only when they are not).
+///
+/// Elementwise kernels on CPU backends are vectorised for contiguous operands and fall back to a
+/// scalar index walk otherwise, so a strided view (a `narrow` of a fused projection) is worth one
+/// copy before the elementwise work. A reshape to the same shape is that copy on every backend.
+pub(crate) fn contiguous<B: Backend, const D: usize>(x: Tensor<B, D>) -> Tensor<B, D> {
+    let dims = x.dims();
+    x.reshape(dims)
 }

@@ -2,7 +2,8 @@
 
 use burn::prelude::*;
 
-use super::rotary::RotaryTables;
+use super::rotary::{RotaryShape, RotaryTables};
+use crate::Qwen2Config;
 
 /// Position ids from an attention mask, as HF's `generate` derives them:
 /// `cumsum(mask) - 1`, with padding positions set to 1.
@@ -23,7 +24,8 @@ pub fn positions_from_mask(mask: &[bool]) -> Vec<usize> {
 /// Everything attention needs besides the hidden states: the additive mask and RoPE tables.
 #[derive(Debug, Clone)]
 pub struct AttentionInputs<B: Backend> {
-    /// `[batch, 1, seq, past + seq]`: 0 where a query may attend, a large negative value elsewhere.
+    /// `[batch, heads, seq, past + seq]`: 0 where a query may attend, a large negative value
+    /// elsewhere. Repeated per query head (not broadcast) so the add runs on contiguous memory.
     pub bias: Tensor<B, 4>,
     /// Rotary tables for the new positions.
     pub rotary: RotaryTables<B>,
@@ -38,8 +40,7 @@ impl<B: Backend> AttentionInputs<B> {
         mask: &[Vec<bool>],
         positions: &[Vec<usize>],
         past: usize,
-        head_dim: usize,
-        theta: f64,
+        config: &Qwen2Config,
         device: &B::Device,
     ) -> Self {
         let batch = mask.len();
@@ -49,18 +50,48 @@ impl<B: Backend> AttentionInputs<B> {
         for row in mask {
             for query in 0..seq {
                 let limit = past + query;
-                for (key, &keep) in row.iter().enumerate() {
-                    bias.push(if keep && key <= limit {
+                bias.extend(row.iter().enumerate().map(|(key, &keep)| {
+                    if keep && key <= limit {
                         0.0f32
                     } else {
                         f32::MIN
-                    });
-                }
+                    }
+                }));
             }
         }
+        Self::from_bias(&bias, [batch, seq, total], positions, config, device)
+    }
+
+    /// Wraps a host-built bias, `[batch, seq, total]` row-major (one head's worth), with the
+    /// rotary tables for `positions`.
+    pub fn from_bias(
+        bias: &[f32],
+        [batch, seq, total]: [usize; 3],
+        positions: &[Vec<usize>],
+        config: &Qwen2Config,
+        device: &B::Device,
+    ) -> Self {
+        let heads = config.num_attention_heads;
+        let mut repeated = Vec::with_capacity(bias.len() * heads);
+        for example in bias.chunks_exact((seq * total).max(1)) {
+            for _ in 0..heads {
+                repeated.extend_from_slice(example);
+            }
+        }
+        let head_dim = config.head_size();
+        let shape = RotaryShape {
+            heads,
+            kv_heads: config.kv_heads(),
+            head_dim,
+            theta: config.rope_base(),
+            query_scale: 1.0 / (head_dim as f32).sqrt(),
+        };
         Self {
-            bias: Tensor::from_data(TensorData::new(bias, [batch, 1, seq, total]), device),
-            rotary: RotaryTables::new(positions, head_dim, theta, device),
+            bias: Tensor::from_data(
+                TensorData::new(repeated, [batch, heads, seq, total]),
+                device,
+            ),
+            rotary: RotaryTables::new(positions, shape, device),
         }
     }
 }

@@ -4,6 +4,8 @@ use burn::nn::Linear;
 use burn::prelude::*;
 use burn::tensor::activation::silu;
 
+use super::attention::contiguous;
+
 /// Qwen2's MLP.
 #[derive(Module, Debug)]
 pub struct Mlp<B: Backend> {
@@ -21,8 +23,8 @@ impl<B: Backend> Mlp<B> {
     pub fn forward(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
         let gate_up = self.gate_up_proj.forward(x);
         let width = self.intermediate_size;
-        let gate = gate_up.clone().narrow(2, 0, width);
-        let up = gate_up.narrow(2, width, width);
+        let gate = contiguous(gate_up.clone().narrow(2, 0, width));
+        let up = contiguous(gate_up.narrow(2, width, width));
         self.down_proj.forward(silu(gate) * up)
     }
 }

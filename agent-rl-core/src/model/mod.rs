@@ -22,4 +22,4 @@ pub use mlp::Mlp;
 pub use qwen2::Qwen2ForCausalLm;
 pub(crate) use qwen2::ids_tensor as qwen2_ids_tensor;
 pub use rms_norm::RmsNorm;
-pub use rotary::RotaryTables;
+pub use rotary::{RotaryShape, RotaryTables};

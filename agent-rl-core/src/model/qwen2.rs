@@ -77,14 +77,7 @@ impl<B: Backend> Qwen2ForCausalLm<B> {
                     .iter()
                     .map(|row| positions_from_mask(row)[past..].to_vec())
                     .collect();
-                let inputs = AttentionInputs::new(
-                    &cache.mask,
-                    &positions,
-                    past,
-                    config.head_size(),
-                    config.rope_base(),
-                    &device,
-                );
+                let inputs = AttentionInputs::new(&cache.mask, &positions, past, config, &device);
                 for (layer, slot) in self.layers.iter().zip(cache.layers.iter_mut()) {
                     x = layer.forward(x, &inputs, Some(slot));
                 }
@@ -92,14 +85,7 @@ impl<B: Backend> Qwen2ForCausalLm<B> {
             None => {
                 let positions: Vec<Vec<usize>> =
                     mask.iter().map(|row| positions_from_mask(row)).collect();
-                let inputs = AttentionInputs::new(
-                    mask,
-                    &positions,
-                    0,
-                    config.head_size(),
-                    config.rope_base(),
-                    &device,
-                );
+                let inputs = AttentionInputs::new(mask, &positions, 0, config, &device);
                 for layer in &self.layers {
                     x = layer.forward(x, &inputs, None);
                 }

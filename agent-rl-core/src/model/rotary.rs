@@ -2,61 +2,108 @@
 
 use burn::prelude::*;
 
-/// Cosine and signed-sine tables for a batch of position ids.
+/// Cosine and signed-sine tables for a batch of position ids, laid out per head.
 ///
 /// `rotate(x) = x * cos + swap_halves(x) * sin_signed`, where `swap_halves([a, b]) = [b, a]`
 /// and `sin_signed = [-sin, sin]`; this equals HF's `x * cos + rotate_half(x) * sin`.
+///
+/// The tables are repeated over the heads (`[batch, seq, heads, head_dim]`) rather than
+/// broadcast: elementwise kernels on CPU backends only take their vectorised paths when both
+/// operands are contiguous, and a broadcast over a middle axis falls back to a scalar walk that
+/// cost more than the matmuls around it. The query tables also carry attention's
+/// `1 / sqrt(head_dim)` scale, so scaling the queries costs nothing.
 #[derive(Debug, Clone)]
 pub struct RotaryTables<B: Backend> {
-    /// `[batch, 1, seq, head_dim]`.
-    pub cos: Tensor<B, 4>,
-    /// `[batch, 1, seq, head_dim]`, first half negated.
-    pub sin_signed: Tensor<B, 4>,
+    /// `[batch, seq, heads, head_dim]`: query cosines, times the query scale.
+    pub query_cos: Tensor<B, 4>,
+    /// `[batch, seq, heads, head_dim]`: query signed sines, times the query scale.
+    pub query_sin: Tensor<B, 4>,
+    /// `[batch, seq, kv_heads, head_dim]`: key cosines.
+    pub key_cos: Tensor<B, 4>,
+    /// `[batch, seq, kv_heads, head_dim]`: key signed sines.
+    pub key_sin: Tensor<B, 4>,
+}
+
+/// How many heads the tables cover and how queries are scaled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RotaryShape {
+    /// Query heads.
+    pub heads: usize,
+    /// Key/value heads.
+    pub kv_heads: usize,
+    /// Width of one head (even).
+    pub head_dim: usize,
+    /// RoPE base frequency.
+    pub theta: f64,
+    /// Factor folded into the query tables (attention's `1 / sqrt(head_dim)`).
+    pub query_scale: f32,
 }
 
 impl<B: Backend> RotaryTables<B> {
-    /// Tables for `positions[b][t]` (computed on the host in f32, as HF does).
-    pub fn new(positions: &[Vec<usize>], head_dim: usize, theta: f64, device: &B::Device) -> Self {
-        let batch = positions.len();
-        let seq = positions.first().map_or(0, Vec::len);
+    /// Tables for `positions[b][t]` (angles computed on the host in f32, as HF does).
+    pub fn new(positions: &[Vec<usize>], shape: RotaryShape, device: &B::Device) -> Self {
+        let head_dim = shape.head_dim;
         let half = head_dim / 2;
         let inv_freq: Vec<f32> = (0..half)
-            .map(|i| 1.0 / (theta as f32).powf((2 * i) as f32 / head_dim as f32))
+            .map(|i| 1.0 / (shape.theta as f32).powf((2 * i) as f32 / head_dim as f32))
             .collect();
-        let mut cos = Vec::with_capacity(batch * seq * head_dim);
-        let mut sin = Vec::with_capacity(batch * seq * head_dim);
-        for row in positions {
-            for &position in row {
-                let angles: Vec<f32> = inv_freq.iter().map(|f| f * position as f32).collect();
-                for sign in [-1.0f32, 1.0] {
-                    for angle in &angles {
-                        cos.push(angle.cos());
-                        sin.push(sign * angle.sin());
-                    }
+        // One head's rows, [batch * seq, head_dim], then repeated per head.
+        let mut cos = Vec::with_capacity(positions.iter().map(Vec::len).sum::<usize>() * head_dim);
+        let mut sin = Vec::with_capacity(cos.capacity());
+        for &position in positions.iter().flatten() {
+            for sign in [-1.0f32, 1.0] {
+                for frequency in &inv_freq {
+                    let angle = frequency * position as f32;
+                    cos.push(angle.cos());
+                    sin.push(sign * angle.sin());
                 }
             }
         }
-        let shape = [batch, 1, seq, head_dim];
+        let batch = positions.len();
+        let seq = positions.first().map_or(0, Vec::len);
+        let table = |rows: &[f32], heads: usize, scale: f32| {
+            let mut data = Vec::with_capacity(rows.len() * heads);
+            for row in rows.chunks_exact(head_dim.max(1)) {
+                for _ in 0..heads {
+                    data.extend(row.iter().map(|v| v * scale));
+                }
+            }
+            Tensor::from_data(TensorData::new(data, [batch, seq, heads, head_dim]), device)
+        };
         Self {
-            cos: Tensor::from_data(TensorData::new(cos, shape), device),
-            sin_signed: Tensor::from_data(TensorData::new(sin, shape), device),
+            query_cos: table(&cos, shape.heads, shape.query_scale),
+            query_sin: table(&sin, shape.heads, shape.query_scale),
+            key_cos: table(&cos, shape.kv_heads, 1.0),
+            key_sin: table(&sin, shape.kv_heads, 1.0),
         }
     }
 
-    /// Rotates queries or keys.
+    /// Rotates (and scales) queries.
     ///
     /// # Shapes
-    /// - `x`: `[batch, heads, seq, head_dim]` → same
-    pub fn apply(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
-        let [_, _, _, head_dim] = x.dims();
-        let half = head_dim / 2;
-        let swapped = Tensor::cat(
-            vec![
-                x.clone().narrow(3, half, half),
-                x.clone().narrow(3, 0, half),
-            ],
-            3,
-        );
-        x * self.cos.clone() + swapped * self.sin_signed.clone()
+    /// - `x`: `[batch, seq, heads, head_dim]` → same
+    pub fn rotate_queries(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
+        rotate(x, &self.query_cos, &self.query_sin)
     }
+
+    /// Rotates keys.
+    ///
+    /// # Shapes
+    /// - `x`: `[batch, seq, kv_heads, head_dim]` → same
+    pub fn rotate_keys(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
+        rotate(x, &self.key_cos, &self.key_sin)
+    }
+}
+
+fn rotate<B: Backend>(x: Tensor<B, 4>, cos: &Tensor<B, 4>, sin: &Tensor<B, 4>) -> Tensor<B, 4> {
+    let [_, _, _, head_dim] = x.dims();
+    let half = head_dim / 2;
+    let swapped = Tensor::cat(
+        vec![
+            x.clone().narrow(3, half, half),
+            x.clone().narrow(3, 0, half),
+        ],
+        3,
+    );
+    x * cos.clone() + swapped * sin.clone()
 }
