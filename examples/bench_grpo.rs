@@ -79,6 +79,7 @@ fn prompt_texts(tokenizer: &ChatTokenizer) -> anyhow::Result<Vec<String>> {
 }
 
 fn main() -> anyhow::Result<()> {
+    agent_rl::host_allocator::tune_host_allocator();
     let args: Vec<String> = std::env::args().collect();
     let value_of = |flag: &str| {
         args.iter()

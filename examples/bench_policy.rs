@@ -115,6 +115,7 @@ fn run<B: AutodiffBackend>(
 }
 
 fn main() -> anyhow::Result<()> {
+    agent_rl::host_allocator::tune_host_allocator();
     let args: Vec<String> = std::env::args().collect();
     let value_of = |flag: &str| {
         args.iter()

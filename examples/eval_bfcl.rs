@@ -72,6 +72,7 @@ impl PolicyJob for Evaluate {
 
 #[allow(clippy::print_stdout)]
 fn main() -> anyhow::Result<()> {
+    agent_rl::host_allocator::tune_host_allocator();
     let args = Args::parse();
     let (model, device) = (args.model.clone(), args.device);
     let report = with_policy(&model, device, Evaluate(args))?;

@@ -26,6 +26,7 @@ use burn::module::AutodiffModule;
 
 #[allow(clippy::print_stdout)]
 fn main() -> anyhow::Result<()> {
+    agent_rl::host_allocator::tune_host_allocator();
     let seed = 1;
     let tokenizer = Arc::new(with_toy_template(&tiny_tokenizer()?)?);
     let model =

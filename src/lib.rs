@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod host_allocator;
 pub mod progress;
 pub mod run_dir;
 

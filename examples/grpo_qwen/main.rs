@@ -65,6 +65,7 @@ pub struct Args {
 
 #[allow(clippy::print_stdout)]
 fn main() -> anyhow::Result<()> {
+    agent_rl::host_allocator::tune_host_allocator();
     let args = Args::parse();
     if args.model.is_some() || args.bfcl.is_some() {
         return real_model::run(&args);

@@ -42,6 +42,7 @@ enum Command {
 }
 
 fn main() -> anyhow::Result<()> {
+    agent_rl::host_allocator::tune_host_allocator();
     let cli = Cli::parse();
     match cli.command {
         Command::Generate(args) => generate::run(args),
