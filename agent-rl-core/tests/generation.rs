@@ -224,3 +224,142 @@ fn burn_policy_renders_generates_and_parses() {
         tokenizer.decode(&completion[0].token_ids, true).unwrap()
     );
 }
+
+#[test]
+fn repeated_prompts_decode_as_in_a_batch_without_repeats() {
+    let model = model::<B>(16);
+    let sampling = SamplingConfig {
+        max_new_tokens: 6,
+        temperature: 1.0,
+        seed: 5,
+        ignore_eos: true,
+        ..SamplingConfig::default()
+    };
+    let (p, q, r) = (vec![3u32, 4, 5, 6], vec![9u32, 8], vec![7u32, 7, 1]);
+    // Rows 0 and 1 share a prompt: it is prefilled once and fanned out through the cache.
+    let shared = generate_ids(&model, &[p.clone(), p.clone(), q.clone()], &sampling, &[]).unwrap();
+    let first = generate_ids(&model, &[p.clone(), r.clone(), q.clone()], &sampling, &[]).unwrap();
+    let second = generate_ids(&model, &[r, p, q], &sampling, &[]).unwrap();
+    assert_eq!(shared[0], first[0]);
+    assert_eq!(shared[1], second[1]);
+    assert_eq!(shared[2], first[2]);
+    assert_ne!(shared[0].token_ids, shared[1].token_ids);
+}
+
+#[test]
+fn shared_prompt_scores_and_gradients_equal_separate_rows() {
+    type A = Autodiff<B>;
+    let model = model::<A>(17);
+    let device = Default::default();
+    // [left-padded prompt | right-padded completion]; rows 0, 1 and 3 share their prompt.
+    let rows = [
+        vec![0u32, 11, 12, 13, 21, 22, 23],
+        vec![0, 11, 12, 13, 24, 25, 0],
+        vec![14, 15, 16, 17, 26, 27, 28],
+        vec![0, 11, 12, 13, 29, 30, 31],
+    ];
+    let mask: Vec<Vec<bool>> = rows
+        .iter()
+        .enumerate()
+        .map(|(row, ids)| {
+            (0..ids.len())
+                .map(|col| {
+                    let left_pad = col == 0 && row != 2;
+                    let right_pad = row == 1 && col == 6;
+                    !(left_pad || right_pad)
+                })
+                .collect()
+        })
+        .collect();
+    let weights = [0.3f32, -1.2, 0.7, 2.0];
+    let tensor = |rows: &[Vec<u32>]| {
+        let flat: Vec<i64> = rows.iter().flatten().map(|&i| i64::from(i)).collect();
+        Tensor::<A, 2, Int>::from_data(TensorData::new(flat, [rows.len(), rows[0].len()]), &device)
+    };
+    let weight_of = |values: &[f32]| {
+        Tensor::<A, 2>::from_data(TensorData::new(values.to_vec(), [values.len(), 1]), &device)
+    };
+    let valid = |row: usize| {
+        Tensor::<A, 2>::from_data(
+            TensorData::new(
+                mask[row][4..]
+                    .iter()
+                    .map(|&m| f32::from(u8::from(m)))
+                    .collect::<Vec<_>>(),
+                [1, 3],
+            ),
+            &device,
+        )
+    };
+    let grads_of =
+        |grads: &<A as burn::tensor::backend::AutodiffBackend>::Gradients| -> Vec<Vec<f32>> {
+            vec![
+                model
+                    .embed_tokens
+                    .weight
+                    .grad(grads)
+                    .unwrap()
+                    .into_data()
+                    .into_vec()
+                    .unwrap(),
+                model.layers[1]
+                    .self_attn
+                    .qkv_proj
+                    .weight
+                    .grad(grads)
+                    .unwrap()
+                    .into_data()
+                    .into_vec()
+                    .unwrap(),
+                model.layers[0]
+                    .mlp
+                    .gate_up_proj
+                    .weight
+                    .grad(grads)
+                    .unwrap()
+                    .into_data()
+                    .into_vec()
+                    .unwrap(),
+            ]
+        };
+    let shared = token_scores(&model, tensor(&rows), &mask, 3, 0.8);
+    let valid_all = Tensor::cat((0..4).map(valid).collect(), 0);
+    let shared_logprobs = (shared.logprobs.clone() * valid_all.clone())
+        .into_data()
+        .into_vec::<f32>()
+        .unwrap();
+    let shared_grads = grads_of(
+        &(shared.logprobs * valid_all * weight_of(&weights))
+            .sum()
+            .backward(),
+    );
+    let mut separate_logprobs = Vec::new();
+    let mut separate_grads: Option<Vec<Vec<f32>>> = None;
+    for (row, ids) in rows.iter().enumerate() {
+        let alone = token_scores(
+            &model,
+            tensor(std::slice::from_ref(ids)),
+            &mask[row..=row],
+            3,
+            0.8,
+        );
+        let logprobs = alone.logprobs * valid(row);
+        separate_logprobs.extend(logprobs.clone().into_data().into_vec::<f32>().unwrap());
+        let grads = grads_of(&(logprobs * weight_of(&weights[row..=row])).sum().backward());
+        separate_grads = Some(match separate_grads {
+            None => grads,
+            Some(sum) => sum
+                .iter()
+                .zip(&grads)
+                .map(|(a, b)| a.iter().zip(b).map(|(x, y)| x + y).collect())
+                .collect(),
+        });
+    }
+    assert_close(&shared_logprobs, &separate_logprobs, 1e-5, 1e-5, "logprobs");
+    for (name, (shared, separate)) in ["embed", "qkv", "gate_up"]
+        .iter()
+        .zip(shared_grads.iter().zip(&separate_grads.unwrap()))
+    {
+        assert_close(shared, separate, 1e-4, 1e-5, name);
+    }
+}

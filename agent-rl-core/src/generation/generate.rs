@@ -6,6 +6,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::config::{FinishReason, SamplingConfig};
 use super::sampler::sample_token;
+use super::shared_prefix::UniqueRows;
 use crate::error::CoreError;
 use crate::model::Qwen2ForCausalLm;
 use crate::model::qwen2_ids_tensor;
@@ -26,7 +27,7 @@ pub type StopStringCheck<'a> = &'a dyn Fn(&[u32]) -> bool;
 
 /// Generates continuations of `prompts` (token ids, any lengths) in one left-padded batch.
 ///
-/// The prompt is processed once; each further step feeds one token per live sequence through
+/// The prompt is processed once (equal prompts once between them); each further step feeds one token per live sequence through
 /// the KV cache, and finished sequences leave the batch. Each sequence draws from its own
 /// ChaCha8 stream seeded with `(sampling.seed, index)`, so results do not depend on batch
 /// composition. Stops on `eos_ids` (unless `ignore_eos`), `sampling.stop_token_ids`,
@@ -105,10 +106,20 @@ pub fn generate_ids_with_stop<B: Backend>(
         .map(|p| (0..width).map(|i| i >= width - p.len()).collect())
         .collect();
     let device = model.device();
-    let mut cache = model.new_cache(prompts.len());
-    let hidden = model.forward_hidden(qwen2_ids_tensor(&padded, &device), &mask, Some(&mut cache));
+    // Equal prompts (a GRPO group's K samples) are prefilled once and fanned out.
+    let unique = UniqueRows::of(prompts);
+    let mut cache = model.new_cache(unique.representatives.len());
+    let hidden = model.forward_hidden(
+        qwen2_ids_tensor(&unique.pick(&padded), &device),
+        &unique.pick(&mask),
+        Some(&mut cache),
+    );
     let [batch, seq, hidden_size] = hidden.dims();
     let mut logits = model.logits(hidden.slice([0..batch, seq - 1..seq, 0..hidden_size]));
+    if unique.has_repeats() {
+        cache.retain(&unique.of_row);
+        logits = logits.select(0, unique.of_row_tensor(&device));
+    }
     let mut live: Vec<usize> = (0..prompts.len()).collect();
     loop {
         let host = logits

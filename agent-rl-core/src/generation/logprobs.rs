@@ -3,6 +3,7 @@
 use burn::prelude::*;
 use burn::tensor::activation::log_softmax;
 
+use super::shared_prefix::{UniqueRows, index_tensor};
 use crate::model::Qwen2ForCausalLm;
 
 /// Per-token scores of the last `K` tokens of each sequence.
@@ -68,10 +69,15 @@ fn completion_log_softmax<B: Backend>(
     temperature: f32,
 ) -> (Tensor<B, 3>, Tensor<B, 3, Int>) {
     let [batch, seq] = input_ids.dims();
-    let hidden = model.forward_hidden(input_ids.clone(), mask, None);
-    let hidden_size = hidden.dims()[2];
     let start = seq - completion_len;
-    let hidden = hidden.slice([0..batch, start - 1..seq - 1, 0..hidden_size]);
+    let hidden = match shared_prompts(&input_ids, mask, start) {
+        Some(unique) => shared_prompt_hidden(model, input_ids.clone(), mask, start, &unique),
+        None => {
+            let hidden = model.forward_hidden(input_ids.clone(), mask, None);
+            let hidden_size = hidden.dims()[2];
+            hidden.slice([0..batch, start - 1..seq - 1, 0..hidden_size])
+        }
+    };
     let mut logits = model.logits(hidden);
     if temperature != 1.0 && temperature > 0.0 {
         logits = logits.div_scalar(temperature);
@@ -80,4 +86,71 @@ fn completion_log_softmax<B: Backend>(
         .slice([0..batch, start..seq])
         .unsqueeze_dim::<3>(2);
     (log_softmax(logits, 2), targets)
+}
+
+/// Groups the rows whose first `start` columns (ids and mask) are equal, when some are.
+fn shared_prompts<B: Backend>(
+    input_ids: &Tensor<B, 2, Int>,
+    mask: &[Vec<bool>],
+    start: usize,
+) -> Option<UniqueRows> {
+    let [batch, seq] = input_ids.dims();
+    if start == 0 || batch < 2 || mask.len() != batch {
+        return None;
+    }
+    let ids = input_ids
+        .clone()
+        .into_data()
+        .convert::<i64>()
+        .into_vec::<i64>()
+        .ok()?;
+    let prompts: Vec<(&[i64], &[bool])> = (0..batch)
+        .map(|row| (&ids[row * seq..row * seq + start], &mask[row][..start]))
+        .collect();
+    let unique = UniqueRows::of(&prompts);
+    unique.has_repeats().then_some(unique)
+}
+
+/// The hidden states that predict the last `seq - start` tokens, with each distinct prompt
+/// (the first `start` columns) run once and its keys/values fanned out to its rows through the
+/// KV cache. Same values as the plain forward; gradients of the shared prompt sum over its rows.
+///
+/// # Shapes
+/// - `input_ids`: `[batch, seq]` → `[batch, seq - start, hidden]`
+fn shared_prompt_hidden<B: Backend>(
+    model: &Qwen2ForCausalLm<B>,
+    input_ids: Tensor<B, 2, Int>,
+    mask: &[Vec<bool>],
+    start: usize,
+    unique: &UniqueRows,
+) -> Tensor<B, 3> {
+    let [batch, seq] = input_ids.dims();
+    let device = input_ids.device();
+    let prompt_ids = input_ids
+        .clone()
+        .slice([0..batch, 0..start])
+        .select(0, index_tensor(&unique.representatives, &device));
+    let prompt_mask: Vec<Vec<bool>> = unique
+        .pick(mask)
+        .into_iter()
+        .map(|row| row[..start].to_vec())
+        .collect();
+    let mut cache = model.new_cache(unique.representatives.len());
+    let prompt_hidden = model.forward_hidden(prompt_ids, &prompt_mask, Some(&mut cache));
+    let [prompts, _, hidden_size] = prompt_hidden.dims();
+    let last_prompt = prompt_hidden
+        .slice([0..prompts, start - 1..start, 0..hidden_size])
+        .select(0, unique.of_row_tensor(&device));
+    if seq - start == 1 {
+        return last_prompt;
+    }
+    cache.retain(&unique.of_row);
+    let completion_mask: Vec<Vec<bool>> = mask.iter().map(|row| row[start..].to_vec()).collect();
+    let completion_hidden = model.forward_hidden(
+        input_ids.slice([0..batch, start..seq]),
+        &completion_mask,
+        Some(&mut cache),
+    );
+    let completion_hidden = completion_hidden.slice([0..batch, 0..seq - start - 1, 0..hidden_size]);
+    Tensor::cat(vec![last_prompt, completion_hidden], 1)
 }

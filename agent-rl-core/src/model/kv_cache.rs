@@ -33,7 +33,8 @@ impl<B: Backend> KvCache<B> {
             .collect()
     }
 
-    /// Keeps only the listed sequences (e.g. drop finished ones from a decoding batch).
+    /// Keeps only the listed sequences (e.g. drop finished ones from a decoding batch); a row may
+    /// be listed more than once (e.g. fan a shared prompt out to its completions).
     pub fn retain(&mut self, rows: &[usize]) {
         if rows.is_empty() {
             *self = Self::new(self.layers.len(), 0);
@@ -46,13 +47,7 @@ impl<B: Backend> KvCache<B> {
             .next()
             .map(|(keys, _)| keys.device());
         if let Some(device) = device {
-            let index = Tensor::<B, 1, Int>::from_data(
-                TensorData::new(
-                    rows.iter().map(|&r| r as i64).collect::<Vec<_>>(),
-                    [rows.len()],
-                ),
-                &device,
-            );
+            let index = crate::generation::index_tensor(rows, &device);
             for layer in self.layers.iter_mut().flatten() {
                 layer.0 = layer.0.clone().select(0, index.clone());
                 layer.1 = layer.1.clone().select(0, index.clone());
