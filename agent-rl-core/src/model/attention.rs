@@ -4,6 +4,7 @@ use burn::nn::Linear;
 use burn::prelude::*;
 use burn::tensor::activation::softmax;
 
+use super::layout::{token_linear, token_linear_part};
 use super::mask::AttentionInputs;
 
 /// Qwen2 attention: q/k/v with bias, o without, `num_heads / num_kv_heads` queries per key head.
@@ -35,18 +36,17 @@ impl<B: Backend> Attention<B> {
     ) -> Tensor<B, 3> {
         let [batch, seq, _] = x.dims();
         let (heads, kv_heads, dim) = (self.num_heads, self.num_kv_heads, self.head_dim);
-        let qkv = self.qkv_proj.forward(x);
-        // Each head group as its own contiguous [batch, seq, count, dim] block.
-        let split = |start: usize, count: usize| {
-            contiguous(qkv.clone().narrow(2, start * dim, count * dim))
+        // Each head group from its slice of the fused weight: [batch, seq, count, dim].
+        let project = |start: usize, count: usize| {
+            token_linear_part(&self.qkv_proj, x.clone(), start * dim, count * dim)
                 .reshape([batch, seq, count, dim])
         };
-        let queries = inputs.rotary.rotate_queries(split(0, heads));
+        let queries = inputs.rotary.rotate_queries(project(0, heads));
         let mut keys = inputs
             .rotary
-            .rotate_keys(split(heads, kv_heads))
+            .rotate_keys(project(heads, kv_heads))
             .swap_dims(1, 2);
-        let mut values = split(heads + kv_heads, kv_heads).swap_dims(1, 2);
+        let mut values = project(heads + kv_heads, kv_heads).swap_dims(1, 2);
         if let Some(slot) = cache {
             if let Some((past_keys, past_values)) = slot.take() {
                 keys = Tensor::cat(vec![past_keys, keys], 2);
@@ -71,16 +71,6 @@ impl<B: Backend> Attention<B> {
             .reshape([batch, heads, seq, dim])
             .swap_dims(1, 2)
             .reshape([batch, seq, heads * dim]);
-        self.o_proj.forward(context)
+        token_linear(&self.o_proj, context)
     }
-}
-
-/// `x` with its elements in row-major order in memory (a copy only when they are not).
-///
-/// Elementwise kernels on CPU backends are vectorised for contiguous operands and fall back to a
-/// scalar index walk otherwise, so a strided view (a `narrow` of a fused projection) is worth one
-/// copy before the elementwise work. A reshape to the same shape is that copy on every backend.
-pub(crate) fn contiguous<B: Backend, const D: usize>(x: Tensor<B, D>) -> Tensor<B, D> {
-    let dims = x.dims();
-    x.reshape(dims)
 }

@@ -4,7 +4,7 @@ use burn::nn::Linear;
 use burn::prelude::*;
 use burn::tensor::activation::silu;
 
-use super::attention::contiguous;
+use super::layout::{token_linear, token_linear_part};
 
 /// Qwen2's MLP.
 #[derive(Module, Debug)]
@@ -21,10 +21,9 @@ impl<B: Backend> Mlp<B> {
     /// # Shapes
     /// - `x`: `[batch, seq, hidden]` → `[batch, seq, hidden]`
     pub fn forward(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
-        let gate_up = self.gate_up_proj.forward(x);
         let width = self.intermediate_size;
-        let gate = contiguous(gate_up.clone().narrow(2, 0, width));
-        let up = contiguous(gate_up.narrow(2, width, width));
-        self.down_proj.forward(silu(gate) * up)
+        let gate = token_linear_part(&self.gate_up_proj, x.clone(), 0, width);
+        let up = token_linear_part(&self.gate_up_proj, x, width, width);
+        token_linear(&self.down_proj, silu(gate) * up)
     }
 }

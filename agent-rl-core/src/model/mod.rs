@@ -8,6 +8,7 @@
 mod attention;
 mod decoder_layer;
 mod kv_cache;
+mod layout;
 mod mask;
 mod mlp;
 mod qwen2;

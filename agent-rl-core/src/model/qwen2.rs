@@ -6,6 +6,7 @@ use burn::prelude::*;
 
 use super::decoder_layer::DecoderLayer;
 use super::kv_cache::KvCache;
+use super::layout::contiguous;
 use super::mask::{AttentionInputs, positions_from_mask};
 use super::rms_norm::RmsNorm;
 use crate::config::Qwen2Config;
@@ -103,7 +104,13 @@ impl<B: Backend> Qwen2ForCausalLm<B> {
             Some(head) => head.val(),
             None => self.embed_tokens.weight.val().transpose(),
         };
-        hidden.matmul(head.unsqueeze::<3>())
+        let [batch, seq, width] = hidden.dims();
+        let vocab = head.dims()[1];
+        // One [tokens, hidden] x [hidden, vocab] product (see `layout::token_linear`).
+        contiguous(hidden)
+            .reshape([batch * seq, width])
+            .matmul(head)
+            .reshape([batch, seq, vocab])
     }
 
     /// Logits for every position.

@@ -22,6 +22,10 @@ pub struct RotaryTables<B: Backend> {
     pub key_cos: Tensor<B, 4>,
     /// `[batch, seq, kv_heads, head_dim]`: key signed sines.
     pub key_sin: Tensor<B, 4>,
+    /// `[head_dim, head_dim]`: the half-swap as a permutation matrix, `swap_halves(x) = x · P`.
+    /// A small matrix product instead of two slices and a concatenation keeps the backward pass
+    /// free of zero-filled slice gradients.
+    pub swap_halves: Tensor<B, 2>,
 }
 
 /// How many heads the tables cover and how queries are scaled.
@@ -70,7 +74,15 @@ impl<B: Backend> RotaryTables<B> {
             }
             Tensor::from_data(TensorData::new(data, [batch, seq, heads, head_dim]), device)
         };
+        let mut permutation = vec![0.0f32; head_dim * head_dim];
+        for column in 0..head_dim {
+            permutation[((column + half) % head_dim) * head_dim + column] = 1.0;
+        }
         Self {
+            swap_halves: Tensor::from_data(
+                TensorData::new(permutation, [head_dim, head_dim]),
+                device,
+            ),
             query_cos: table(&cos, shape.heads, shape.query_scale),
             query_sin: table(&sin, shape.heads, shape.query_scale),
             key_cos: table(&cos, shape.kv_heads, 1.0),
@@ -83,7 +95,7 @@ impl<B: Backend> RotaryTables<B> {
     /// # Shapes
     /// - `x`: `[batch, seq, heads, head_dim]` → same
     pub fn rotate_queries(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
-        rotate(x, &self.query_cos, &self.query_sin)
+        self.rotate(x, &self.query_cos, &self.query_sin)
     }
 
     /// Rotates keys.
@@ -91,19 +103,17 @@ impl<B: Backend> RotaryTables<B> {
     /// # Shapes
     /// - `x`: `[batch, seq, kv_heads, head_dim]` → same
     pub fn rotate_keys(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
-        rotate(x, &self.key_cos, &self.key_sin)
+        self.rotate(x, &self.key_cos, &self.key_sin)
     }
-}
 
-fn rotate<B: Backend>(x: Tensor<B, 4>, cos: &Tensor<B, 4>, sin: &Tensor<B, 4>) -> Tensor<B, 4> {
-    let [_, _, _, head_dim] = x.dims();
-    let half = head_dim / 2;
-    let swapped = Tensor::cat(
-        vec![
-            x.clone().narrow(3, half, half),
-            x.clone().narrow(3, 0, half),
-        ],
-        3,
-    );
-    x * cos.clone() + swapped * sin.clone()
+    fn rotate(&self, x: Tensor<B, 4>, cos: &Tensor<B, 4>, sin: &Tensor<B, 4>) -> Tensor<B, 4> {
+        let dims = x.dims();
+        let [batch, seq, heads, head_dim] = dims;
+        let swapped = x
+            .clone()
+            .reshape([batch * seq * heads, head_dim])
+            .matmul(self.swap_halves.clone())
+            .reshape(dims);
+        x * cos.clone() + swapped * sin.clone()
+    }
 }
