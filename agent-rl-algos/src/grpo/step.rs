@@ -25,6 +25,7 @@ use crate::reference::sync_reference_model;
 /// One micro-batch, ready for the loss.
 struct MicroBatch<B: AutodiffBackend> {
     ids: Tensor<B, 2, Int>,
+    inner_ids: Tensor<B::InnerBackend, 2, Int>,
     attention: Vec<Vec<bool>>,
     completion_len: usize,
     mask: Tensor<B, 2>,
@@ -214,26 +215,67 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             active_tokens += host_sum(mask.clone());
             let chunk_advantages: Vec<f32> = chunk.iter().map(|&i| advantages[i]).collect();
             let inner_ids = rows.ids_tensor::<B::InnerBackend>(&device);
-            let frozen_logps = |model: &Qwen2ForCausalLm<B::InnerBackend>| {
+            let old_logps = (config.num_iterations > 1).then(|| {
                 Tensor::from_inner(token_logprobs(
-                    model,
+                    policy,
                     inner_ids.clone(),
                     &rows.attention,
                     width,
                     temperature,
                 ))
-            };
-            let old_logps = (config.num_iterations > 1).then(|| frozen_logps(policy));
-            let ref_logps = self.reference.as_ref().map(frozen_logps);
+            });
             micro.push(MicroBatch::<B> {
                 ids: rows.ids_tensor::<B>(&device),
+                inner_ids,
                 attention: rows.attention,
                 completion_len: width,
                 mask,
                 advantages: Tensor::from_floats(chunk_advantages.as_slice(), &device),
                 old_logps,
-                ref_logps,
+                ref_logps: None,
             });
+        }
+        // The frozen reference scores every micro-batch on a second thread while this one runs
+        // the first policy forward: on a CPU backend much of either pass is single-threaded
+        // elementwise work, so the two overlap instead of taking turns.
+        let score = |model: &Qwen2ForCausalLm<B>, batch: &MicroBatch<B>| {
+            token_scores(
+                model,
+                batch.ids.clone(),
+                &batch.attention,
+                batch.completion_len,
+                temperature,
+            )
+        };
+        let (mut first_scores, reference_logps) = std::thread::scope(|scope| {
+            let reference = self.reference.as_ref().map(|reference| {
+                let micro = &micro;
+                scope.spawn(move || {
+                    micro
+                        .iter()
+                        .map(|batch| {
+                            token_logprobs(
+                                reference,
+                                batch.inner_ids.clone(),
+                                &batch.attention,
+                                batch.completion_len,
+                                temperature,
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                })
+            });
+            let first = micro.first().map(|batch| score(self.model(), batch));
+            let reference = reference.map(|job| {
+                job.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            });
+            (first, reference)
+        });
+        if let Some(reference_logps) = reference_logps {
+            for (batch, logps) in micro.iter_mut().zip(reference_logps) {
+                batch.ref_logps = Some(Tensor::from_inner(logps));
+            }
         }
         loss_fn.gradient_accumulation_steps = micro.len();
         let max_norm = config.optimizer.max_grad_norm.unwrap_or(f32::INFINITY);
@@ -244,13 +286,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             let model = self.model();
             let mut accumulator = GradientsAccumulator::<Qwen2ForCausalLm<B>>::new();
             for batch in &micro {
-                let scores = token_scores(
-                    model,
-                    batch.ids.clone(),
-                    &batch.attention,
-                    batch.completion_len,
-                    temperature,
-                );
+                let scores = first_scores.take().unwrap_or_else(|| score(model, batch));
                 if iteration == 0 {
                     entropy_sum += host_sum(scores.entropies.detach() * batch.mask.clone());
                 }
