@@ -133,6 +133,8 @@ fn main() -> anyhow::Result<()> {
     .with_max_completion_length(COMPLETION_TOKENS);
     config.sampling.ignore_eos = true;
     config.sampling.temperature = 1.0;
+    // One decoding shard per core (the CPU setting; see SamplingConfig::decode_shards).
+    config.sampling.decode_shards = std::thread::available_parallelism().map_or(1, usize::from);
     config.optimizer.learning_rate = 1e-6;
     config.optimizer.lr_scheduler_type = LrSchedule::Constant;
     let mut trainer = GrpoTrainer::builder(model, Arc::new(tokenizer))

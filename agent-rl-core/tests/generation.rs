@@ -239,8 +239,27 @@ fn repeated_prompts_decode_as_in_a_batch_without_repeats() {
     // Rows 0 and 1 share a prompt: it is prefilled once and fanned out through the cache.
     let shared = generate_ids(&model, &[p.clone(), p.clone(), q.clone()], &sampling, &[]).unwrap();
     let first = generate_ids(&model, &[p.clone(), r.clone(), q.clone()], &sampling, &[]).unwrap();
-    let second = generate_ids(&model, &[r, p, q], &sampling, &[]).unwrap();
+    let second = generate_ids(&model, &[r, p.clone(), q.clone()], &sampling, &[]).unwrap();
     assert_eq!(shared[0], first[0]);
+    // Two shards on two threads: rows {0, 1} (one prompt) and {2}.
+    let sharded = generate_ids(
+        &model,
+        &[p.clone(), p.clone(), q.clone()],
+        &SamplingConfig {
+            decode_shards: 2,
+            ..sampling.clone()
+        },
+        &[],
+    )
+    .unwrap();
+    // Same tokens; log-probabilities to the last bits (a shard is a smaller matrix product).
+    for (a, b) in sharded.iter().zip(&shared) {
+        assert_eq!(
+            (&a.token_ids, a.finish_reason),
+            (&b.token_ids, b.finish_reason)
+        );
+        assert_close(&a.logprobs, &b.logprobs, 1e-5, 1e-5, "sharded logprobs");
+    }
     assert_eq!(shared[1], second[1]);
     assert_eq!(shared[2], first[2]);
     assert_ne!(shared[0].token_ids, shared[1].token_ids);

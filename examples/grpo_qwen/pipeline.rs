@@ -117,6 +117,8 @@ pub fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<Outcome> {
     .with_max_completion_length(96);
     grpo.optimizer.learning_rate = args.grpo_lr;
     grpo.optimizer.lr_scheduler_type = LrSchedule::Constant;
+    // CPU run: decode one shard of each step's rollouts per core.
+    grpo.sampling.decode_shards = std::thread::available_parallelism().map_or(1, usize::from);
 
     let mut run_dir = RunDir::create(&args.run_dir)?;
     run_dir.write_json("config.json", &json!({

@@ -28,6 +28,12 @@ pub struct SamplingConfig {
     pub stop_strings: Vec<String>,
     /// Ignore eos ids (stop only on `max_new_tokens`, stop strings and `stop_token_ids`).
     pub ignore_eos: bool,
+    /// Decode the batch as this many shards on parallel threads (equal prompts stay together).
+    /// On a CPU backend one decoding step is mostly small, single-threaded kernels, so two
+    /// half-batches on two cores finish sooner than one full batch; on a GPU keep 1 (one large
+    /// batch). Each sequence keeps its own RNG stream, so the tokens do not depend on it.
+    /// Default 1.
+    pub decode_shards: usize,
 }
 
 impl Default for SamplingConfig {
@@ -42,6 +48,7 @@ impl Default for SamplingConfig {
             stop_token_ids: Vec::new(),
             stop_strings: Vec::new(),
             ignore_eos: false,
+            decode_shards: 1,
         }
     }
 }

@@ -22,8 +22,25 @@ pub struct Generation {
     pub finish_reason: FinishReason,
 }
 
+impl Default for Generation {
+    fn default() -> Self {
+        Self::empty()
+    }
+}
+
+impl Generation {
+    /// No tokens yet (finish reason `Length` until something else stops it).
+    fn empty() -> Self {
+        Self {
+            token_ids: Vec::new(),
+            logprobs: Vec::new(),
+            finish_reason: FinishReason::Length,
+        }
+    }
+}
+
 /// Decides whether generated ids end with a stop string (the caller decodes them).
-pub type StopStringCheck<'a> = &'a dyn Fn(&[u32]) -> bool;
+pub type StopStringCheck<'a> = &'a (dyn Fn(&[u32]) -> bool + Sync);
 
 /// Generates continuations of `prompts` (token ids, any lengths) in one left-padded batch.
 ///
@@ -58,7 +75,6 @@ pub fn generate_ids_with_stop<B: Backend>(
 ) -> Result<Vec<Generation>, CoreError> {
     sampling.validate()?;
     let config = model.config();
-    let vocab = config.vocab_size;
     let width = prompts.iter().map(Vec::len).max().unwrap_or(0);
     if prompts.iter().any(Vec::is_empty) {
         return Err(CoreError::InvalidArgument {
@@ -75,21 +91,82 @@ pub fn generate_ids_with_stop<B: Backend>(
             ),
         });
     }
-    let mut out: Vec<Generation> = prompts
-        .iter()
-        .map(|_| Generation {
-            token_ids: Vec::new(),
-            logprobs: Vec::new(),
-            finish_reason: FinishReason::Length,
-        })
-        .collect();
     if prompts.is_empty() || sampling.max_new_tokens == 0 {
-        return Ok(out);
+        return Ok(prompts.iter().map(|_| Generation::empty()).collect());
     }
-    let mut rngs: Vec<ChaCha8Rng> = (0..prompts.len())
-        .map(|i| {
+    let shards = decode_shards(prompts, sampling.decode_shards);
+    if shards.len() == 1 {
+        let streams: Vec<u64> = (0..prompts.len() as u64).collect();
+        return decode_batch(model, prompts, &streams, sampling, eos_ids, stop_check);
+    }
+    // One thread per shard; each sequence keeps its own RNG stream (its index in `prompts`).
+    let results = std::thread::scope(|scope| {
+        let jobs: Vec<_> = shards
+            .iter()
+            .map(|rows| {
+                scope.spawn(move || {
+                    let shard: Vec<Vec<u32>> = rows.iter().map(|&r| prompts[r].clone()).collect();
+                    let streams: Vec<u64> = rows.iter().map(|&r| r as u64).collect();
+                    decode_batch(model, &shard, &streams, sampling, eos_ids, stop_check)
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .map(|job| {
+                job.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut out: Vec<Option<Generation>> = vec![None; prompts.len()];
+    for (rows, result) in shards.iter().zip(results) {
+        for (&row, generation) in rows.iter().zip(result?) {
+            out[row] = Some(generation);
+        }
+    }
+    Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+}
+
+/// Splits the rows into at most `shards` groups of similar size, keeping equal prompts together
+/// (they share one prefill).
+fn decode_shards(prompts: &[Vec<u32>], shards: usize) -> Vec<Vec<usize>> {
+    let unique = UniqueRows::of(prompts);
+    let groups = unique.representatives.len();
+    let count = shards.clamp(1, groups.max(1));
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups];
+    for (row, &group) in unique.of_row.iter().enumerate() {
+        members[group].push(row);
+    }
+    let mut out: Vec<Vec<usize>> = vec![Vec::new(); count];
+    for group in members {
+        if let Some(smallest) = out.iter_mut().min_by_key(|rows| rows.len()) {
+            smallest.extend(group);
+        }
+    }
+    out.retain(|rows| !rows.is_empty());
+    for rows in &mut out {
+        rows.sort_unstable();
+    }
+    out
+}
+
+/// Decodes one batch; `streams[i]` is the RNG stream of `prompts[i]`.
+fn decode_batch<B: Backend>(
+    model: &Qwen2ForCausalLm<B>,
+    prompts: &[Vec<u32>],
+    streams: &[u64],
+    sampling: &SamplingConfig,
+    eos_ids: &[u32],
+    stop_check: Option<StopStringCheck<'_>>,
+) -> Result<Vec<Generation>, CoreError> {
+    let width = prompts.iter().map(Vec::len).max().unwrap_or(0);
+    let vocab = model.config().vocab_size;
+    let mut out: Vec<Generation> = prompts.iter().map(|_| Generation::empty()).collect();
+    let mut rngs: Vec<ChaCha8Rng> = streams
+        .iter()
+        .map(|&stream| {
             let mut rng = ChaCha8Rng::seed_from_u64(sampling.seed);
-            rng.set_stream(i as u64);
+            rng.set_stream(stream);
             rng
         })
         .collect();
@@ -169,4 +246,19 @@ pub fn generate_ids_with_stop<B: Backend>(
         logits = model.logits(hidden);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode_shards;
+
+    #[test]
+    fn shards_balance_rows_and_keep_equal_prompts_together() {
+        let prompts = vec![vec![1], vec![2], vec![1], vec![3], vec![2], vec![1]];
+        let shards = decode_shards(&prompts, 2);
+        assert_eq!(shards, [vec![0, 2, 5], vec![1, 3, 4]]);
+        assert_eq!(decode_shards(&prompts, 1), [vec![0, 1, 2, 3, 4, 5]]);
+        // Never more shards than distinct prompts.
+        assert_eq!(decode_shards(&[vec![7], vec![7]], 4), [vec![0, 1]]);
+    }
 }

@@ -86,6 +86,8 @@ impl PolicyJob for Job {
             stop_token_ids: Vec::new(),
             stop_strings: args.stop.clone(),
             ignore_eos: args.ignore_eos,
+            // One prompt: nothing to shard.
+            decode_shards: 1,
         };
         let completion = policy.complete_ids(&[prompt], &sampling)?.remove(0);
         let mut stdout = std::io::stdout().lock();
