@@ -4,7 +4,7 @@ use burn::nn::Linear;
 use burn::prelude::*;
 use burn::tensor::activation::softmax;
 
-use super::layout::{token_linear, token_linear_part};
+use super::layout::{contiguous, token_linear, token_linear_part};
 use super::mask::AttentionInputs;
 
 /// Qwen2 attention: q/k/v with bias, o without, `num_heads / num_kv_heads` queries per key head.
@@ -36,17 +36,22 @@ impl<B: Backend> Attention<B> {
     ) -> Tensor<B, 3> {
         let [batch, seq, _] = x.dims();
         let (heads, kv_heads, dim) = (self.num_heads, self.num_kv_heads, self.head_dim);
-        // Each head group from its slice of the fused weight: [batch, seq, count, dim].
+        // Each head group from its slice of the fused weight, as contiguous
+        // [batch, count, seq, dim]: the elementwise RoPE work (and its gradient) then runs on
+        // contiguous memory, and the transpose's strided gradient only meets a copy.
         let project = |start: usize, count: usize| {
-            token_linear_part(&self.qkv_proj, x.clone(), start * dim, count * dim)
-                .reshape([batch, seq, count, dim])
+            contiguous(
+                token_linear_part(&self.qkv_proj, x.clone(), start * dim, count * dim)
+                    .reshape([batch, seq, count, dim])
+                    .swap_dims(1, 2),
+            )
         };
         let queries = inputs.rotary.rotate_queries(project(0, heads));
-        let mut keys = inputs
-            .rotary
-            .rotate_keys(project(heads, kv_heads))
-            .swap_dims(1, 2);
-        let mut values = project(heads + kv_heads, kv_heads).swap_dims(1, 2);
+        let mut keys = inputs.rotary.rotate_keys(project(heads, kv_heads));
+        let mut values =
+            token_linear_part(&self.qkv_proj, x, (heads + kv_heads) * dim, kv_heads * dim)
+                .reshape([batch, seq, kv_heads, dim])
+                .swap_dims(1, 2);
         if let Some(slot) = cache {
             if let Some((past_keys, past_values)) = slot.take() {
                 keys = Tensor::cat(vec![past_keys, keys], 2);
@@ -58,9 +63,7 @@ impl<B: Backend> Attention<B> {
         let group = heads / kv_heads;
         // Queries of one key head side by side: [batch, kv_heads, group * seq, dim]. The rotary
         // tables already applied the 1/sqrt(dim) scale.
-        let queries = queries
-            .swap_dims(1, 2)
-            .reshape([batch, kv_heads, group * seq, dim]);
+        let queries = queries.reshape([batch, kv_heads, group * seq, dim]);
         let scores = queries
             .matmul(keys.swap_dims(2, 3))
             .reshape([batch, heads, seq, total])

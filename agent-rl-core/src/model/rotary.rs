@@ -7,20 +7,21 @@ use burn::prelude::*;
 /// `rotate(x) = x * cos + swap_halves(x) * sin_signed`, where `swap_halves([a, b]) = [b, a]`
 /// and `sin_signed = [-sin, sin]`; this equals HF's `x * cos + rotate_half(x) * sin`.
 ///
-/// The tables are repeated over the heads (`[batch, seq, heads, head_dim]`) rather than
+/// The tables are repeated over the heads (`[batch, heads, seq, head_dim]`, attention's layout,
+/// so that gradients arrive contiguous too) rather than
 /// broadcast: elementwise kernels on CPU backends only take their vectorised paths when both
 /// operands are contiguous, and a broadcast over a middle axis falls back to a scalar walk that
 /// cost more than the matmuls around it. The query tables also carry attention's
 /// `1 / sqrt(head_dim)` scale, so scaling the queries costs nothing.
 #[derive(Debug, Clone)]
 pub struct RotaryTables<B: Backend> {
-    /// `[batch, seq, heads, head_dim]`: query cosines, times the query scale.
+    /// `[batch, heads, seq, head_dim]`: query cosines, times the query scale.
     pub query_cos: Tensor<B, 4>,
-    /// `[batch, seq, heads, head_dim]`: query signed sines, times the query scale.
+    /// `[batch, heads, seq, head_dim]`: query signed sines, times the query scale.
     pub query_sin: Tensor<B, 4>,
-    /// `[batch, seq, kv_heads, head_dim]`: key cosines.
+    /// `[batch, kv_heads, seq, head_dim]`: key cosines.
     pub key_cos: Tensor<B, 4>,
-    /// `[batch, seq, kv_heads, head_dim]`: key signed sines.
+    /// `[batch, kv_heads, seq, head_dim]`: key signed sines.
     pub key_sin: Tensor<B, 4>,
     /// `[head_dim, head_dim]`: the half-swap as a permutation matrix, `swap_halves(x) = x · P`.
     /// A small matrix product instead of two slices and a concatenation keeps the backward pass
@@ -67,12 +68,12 @@ impl<B: Backend> RotaryTables<B> {
         let seq = positions.first().map_or(0, Vec::len);
         let table = |rows: &[f32], heads: usize, scale: f32| {
             let mut data = Vec::with_capacity(rows.len() * heads);
-            for row in rows.chunks_exact(head_dim.max(1)) {
+            for example in rows.chunks_exact((seq * head_dim).max(1)) {
                 for _ in 0..heads {
-                    data.extend(row.iter().map(|v| v * scale));
+                    data.extend(example.iter().map(|v| v * scale));
                 }
             }
-            Tensor::from_data(TensorData::new(data, [batch, seq, heads, head_dim]), device)
+            Tensor::from_data(TensorData::new(data, [batch, heads, seq, head_dim]), device)
         };
         let mut permutation = vec![0.0f32; head_dim * head_dim];
         for column in 0..head_dim {
@@ -93,7 +94,7 @@ impl<B: Backend> RotaryTables<B> {
     /// Rotates (and scales) queries.
     ///
     /// # Shapes
-    /// - `x`: `[batch, seq, heads, head_dim]` → same
+    /// - `x`: `[batch, heads, seq, head_dim]` → same
     pub fn rotate_queries(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
         self.rotate(x, &self.query_cos, &self.query_sin)
     }
@@ -101,14 +102,14 @@ impl<B: Backend> RotaryTables<B> {
     /// Rotates keys.
     ///
     /// # Shapes
-    /// - `x`: `[batch, seq, kv_heads, head_dim]` → same
+    /// - `x`: `[batch, kv_heads, seq, head_dim]` → same
     pub fn rotate_keys(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
         self.rotate(x, &self.key_cos, &self.key_sin)
     }
 
     fn rotate(&self, x: Tensor<B, 4>, cos: &Tensor<B, 4>, sin: &Tensor<B, 4>) -> Tensor<B, 4> {
         let dims = x.dims();
-        let [batch, seq, heads, head_dim] = dims;
+        let [batch, heads, seq, head_dim] = dims;
         let swapped = x
             .clone()
             .reshape([batch * seq * heads, head_dim])
