@@ -52,6 +52,7 @@ pub mod config;
 pub mod conversation;
 pub mod environment;
 pub mod error;
+mod fused;
 pub mod generation;
 pub mod model;
 pub mod policy;

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+mod fused_model;
 mod generation;
 mod golden_logits;
 mod load_errors;

@@ -1,7 +1,6 @@
 //! Teacher-forced per-token log-probabilities and entropies (differentiable).
 
 use burn::prelude::*;
-use burn::tensor::activation::log_softmax;
 
 use super::shared_prefix::{UniqueRows, index_tensor};
 use crate::model::Qwen2ForCausalLm;
@@ -31,13 +30,9 @@ pub fn token_scores<B: Backend>(
     completion_len: usize,
     temperature: f32,
 ) -> TokenScores<B> {
-    let (logp, targets) =
-        completion_log_softmax(model, input_ids, mask, completion_len, temperature);
-    let logprobs = logp.clone().gather(2, targets).squeeze_dim::<2>(2);
-    let entropies = (logp.clone().exp() * logp)
-        .sum_dim(2)
-        .neg()
-        .squeeze_dim::<2>(2);
+    let (logits, targets) = completion_logits(model, input_ids, mask, completion_len);
+    let (logprobs, entropies) = crate::fused::token_scores(logits, targets, temperature, true);
+    let entropies = entropies.unwrap_or_else(|| logprobs.zeros_like());
     TokenScores {
         logprobs,
         entropies,
@@ -54,20 +49,18 @@ pub fn token_logprobs<B: Backend>(
     completion_len: usize,
     temperature: f32,
 ) -> Tensor<B, 2> {
-    let (logp, targets) =
-        completion_log_softmax(model, input_ids, mask, completion_len, temperature);
-    logp.gather(2, targets).squeeze_dim::<2>(2)
+    let (logits, targets) = completion_logits(model, input_ids, mask, completion_len);
+    crate::fused::token_scores(logits, targets, temperature, false).0
 }
 
-/// `[batch, K, vocab]` log-softmax of the (temperature-scaled) predictions for the last
-/// `completion_len` tokens, and those tokens as `[batch, K, 1]` gather indices.
-fn completion_log_softmax<B: Backend>(
+/// `[batch, K, vocab]` logits predicting the last `completion_len` tokens, and those tokens
+/// (`[batch, K]`).
+fn completion_logits<B: Backend>(
     model: &Qwen2ForCausalLm<B>,
     input_ids: Tensor<B, 2, Int>,
     mask: &[Vec<bool>],
     completion_len: usize,
-    temperature: f32,
-) -> (Tensor<B, 3>, Tensor<B, 3, Int>) {
+) -> (Tensor<B, 3>, Tensor<B, 2, Int>) {
     let [batch, seq] = input_ids.dims();
     let start = seq - completion_len;
     let hidden = match shared_prompts(&input_ids, mask, start) {
@@ -78,14 +71,8 @@ fn completion_log_softmax<B: Backend>(
             hidden.slice([0..batch, start - 1..seq - 1, 0..hidden_size])
         }
     };
-    let mut logits = model.logits(hidden);
-    if temperature != 1.0 && temperature > 0.0 {
-        logits = logits.div_scalar(temperature);
-    }
-    let targets = input_ids
-        .slice([0..batch, start..seq])
-        .unsqueeze_dim::<3>(2);
-    (log_softmax(logits, 2), targets)
+    let targets = input_ids.slice([0..batch, start..seq]);
+    (model.logits(hidden), targets)
 }
 
 /// Groups the rows whose first `start` columns (ids and mask) are equal, when some are.

@@ -2,10 +2,10 @@
 
 use burn::nn::Linear;
 use burn::prelude::*;
-use burn::tensor::activation::softmax;
 
-use super::layout::{contiguous, token_linear, token_linear_part};
+use super::layout::{token_linear, token_linear_part};
 use super::mask::AttentionInputs;
+use super::rotary::Rotate;
 
 /// Qwen2 attention: q/k/v with bias, o without, `num_heads / num_kv_heads` queries per key head.
 #[derive(Module, Debug)]
@@ -36,22 +36,16 @@ impl<B: Backend> Attention<B> {
     ) -> Tensor<B, 3> {
         let [batch, seq, _] = x.dims();
         let (heads, kv_heads, dim) = (self.num_heads, self.num_kv_heads, self.head_dim);
-        // Each head group from its slice of the fused weight, as contiguous
-        // [batch, count, seq, dim]: the elementwise RoPE work (and its gradient) then runs on
-        // contiguous memory, and the transpose's strided gradient only meets a copy.
-        let project = |start: usize, count: usize| {
-            contiguous(
-                token_linear_part(&self.qkv_proj, x.clone(), start * dim, count * dim)
-                    .reshape([batch, seq, count, dim])
-                    .swap_dims(1, 2),
-            )
+        // Each head group from its slice of the fused weight, moved to [batch, count, seq, dim]
+        // and rotated in one pass.
+        let project = |start: usize, count: usize, rotate: Rotate| {
+            let projected = token_linear_part(&self.qkv_proj, x.clone(), start * dim, count * dim)
+                .reshape([batch, seq, count, dim]);
+            inputs.rotary.heads_first(projected, rotate)
         };
-        let queries = inputs.rotary.rotate_queries(project(0, heads));
-        let mut keys = inputs.rotary.rotate_keys(project(heads, kv_heads));
-        let mut values =
-            token_linear_part(&self.qkv_proj, x, (heads + kv_heads) * dim, kv_heads * dim)
-                .reshape([batch, seq, kv_heads, dim])
-                .swap_dims(1, 2);
+        let queries = project(0, heads, Rotate::Queries);
+        let mut keys = project(heads, kv_heads, Rotate::Keys);
+        let mut values = project(heads + kv_heads, kv_heads, Rotate::None);
         if let Some(slot) = cache {
             if let Some((past_keys, past_values)) = slot.take() {
                 keys = Tensor::cat(vec![past_keys, keys], 2);
@@ -64,15 +58,14 @@ impl<B: Backend> Attention<B> {
         // Queries of one key head side by side: [batch, kv_heads, group * seq, dim]. The rotary
         // tables already applied the 1/sqrt(dim) scale.
         let queries = queries.reshape([batch, kv_heads, group * seq, dim]);
-        let scores = queries
-            .matmul(keys.swap_dims(2, 3))
+        let scores = crate::fused::matmul(queries, keys.swap_dims(2, 3))
             .reshape([batch, heads, seq, total])
             + inputs.bias.clone();
-        let weights = softmax(scores, 3).reshape([batch, kv_heads, group * seq, total]);
-        let context = weights
-            .matmul(values)
-            .reshape([batch, heads, seq, dim])
-            .swap_dims(1, 2)
+        let weights =
+            crate::fused::softmax_last(scores).reshape([batch, kv_heads, group * seq, total]);
+        let context = crate::fused::matmul(weights, values).reshape([batch, heads, seq, dim]);
+        let context = crate::fused::swap_middle(context, None)
+            .unwrap_or_else(|context| context.swap_dims(1, 2))
             .reshape([batch, seq, heads * dim]);
         token_linear(&self.o_proj, context)
     }

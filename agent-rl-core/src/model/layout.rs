@@ -51,5 +51,5 @@ pub(crate) fn token_linear_part<B: Backend>(
         .as_ref()
         .map(|bias| bias.val().narrow(0, start, width));
     let tokens = contiguous(x).reshape([batch * seq, features]);
-    burn::tensor::module::linear(tokens, weight, bias).reshape([batch, seq, width])
+    crate::fused::linear(tokens, weight, bias).reshape([batch, seq, width])
 }

@@ -2,7 +2,6 @@
 
 use burn::nn::Linear;
 use burn::prelude::*;
-use burn::tensor::activation::silu;
 
 use super::layout::{token_linear, token_linear_part};
 
@@ -24,6 +23,6 @@ impl<B: Backend> Mlp<B> {
         let width = self.intermediate_size;
         let gate = token_linear_part(&self.gate_up_proj, x.clone(), 0, width);
         let up = token_linear_part(&self.gate_up_proj, x, width, width);
-        token_linear(&self.down_proj, silu(gate) * up)
+        token_linear(&self.down_proj, crate::fused::silu_mul(gate, up))
     }
 }

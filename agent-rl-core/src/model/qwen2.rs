@@ -107,10 +107,8 @@ impl<B: Backend> Qwen2ForCausalLm<B> {
         let [batch, seq, width] = hidden.dims();
         let vocab = head.dims()[1];
         // One [tokens, hidden] x [hidden, vocab] product (see `layout::token_linear`).
-        contiguous(hidden)
-            .reshape([batch * seq, width])
-            .matmul(head)
-            .reshape([batch, seq, vocab])
+        let tokens = contiguous(hidden).reshape([batch * seq, width]);
+        crate::fused::linear(tokens, head, None).reshape([batch, seq, vocab])
     }
 
     /// Logits for every position.

@@ -26,8 +26,6 @@ impl<B: Backend> RmsNorm<B> {
     /// # Shapes
     /// - `x`: `[batch, seq, hidden]` → `[batch, seq, hidden]`
     pub fn forward(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
-        let mean_square = x.clone().square().mean_dim(2);
-        let inv_rms = mean_square.add_scalar(self.eps).sqrt().recip();
-        x * inv_rms * self.weight.val().unsqueeze::<3>()
+        crate::fused::rms_norm(x, self.weight.val(), self.eps)
     }
 }

@@ -2,6 +2,8 @@
 
 use burn::prelude::*;
 
+use super::layout::contiguous;
+
 /// Cosine and signed-sine tables for a batch of position ids, laid out per head.
 ///
 /// `rotate(x) = x * cos + swap_halves(x) * sin_signed`, where `swap_halves([a, b]) = [b, a]`
@@ -27,6 +29,17 @@ pub struct RotaryTables<B: Backend> {
     /// A small matrix product instead of two slices and a concatenation keeps the backward pass
     /// free of zero-filled slice gradients.
     pub swap_halves: Tensor<B, 2>,
+}
+
+/// Which tables [`RotaryTables::heads_first`] rotates with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rotate {
+    /// The (scaled) query tables.
+    Queries,
+    /// The key tables.
+    Keys,
+    /// None: values are not rotated.
+    None,
 }
 
 /// How many heads the tables cover and how queries are scaled.
@@ -88,6 +101,24 @@ impl<B: Backend> RotaryTables<B> {
             query_sin: table(&sin, shape.heads, shape.query_scale),
             key_cos: table(&cos, shape.kv_heads, 1.0),
             key_sin: table(&sin, shape.kv_heads, 1.0),
+        }
+    }
+
+    /// A projection `[batch, seq, heads, head_dim]` as contiguous `[batch, heads, seq,
+    /// head_dim]`, rotated with the query or key tables (values: `Rotate::None`, a plain swap).
+    /// One fused pass on the CPU backend (see `crate::fused::swap_middle`).
+    pub(crate) fn heads_first(&self, x: Tensor<B, 4>, rotate: Rotate) -> Tensor<B, 4> {
+        let tables = match rotate {
+            Rotate::Queries => Some((&self.query_cos, &self.query_sin)),
+            Rotate::Keys => Some((&self.key_cos, &self.key_sin)),
+            Rotate::None => None,
+        };
+        match crate::fused::swap_middle(x, tables) {
+            Ok(rotated) => rotated,
+            Err(x) => match tables {
+                Some((cos, sin)) => self.rotate(contiguous(x.swap_dims(1, 2)), cos, sin),
+                None => x.swap_dims(1, 2),
+            },
         }
     }
 

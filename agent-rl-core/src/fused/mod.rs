@@ -1,0 +1,146 @@
+//! Fused forms of the model's elementwise blocks: SiLU gate, RMSNorm, softmax and per-token
+//! log-probability/entropy scoring.
+//!
+//! Written with burn tensor ops, each block records a chain of elementwise nodes, and on burn's
+//! CPU backend (Flex) most of those run on one core: in a GRPO step they took more wall time than
+//! the matrix products. With the `flex` feature (on by default) these functions check whether the
+//! backend is Flex or `Autodiff<Flex>` and then run one row-parallel kernel, recorded as one
+//! autodiff node with a hand-derived backward step. On every other backend (CUDA, ndarray, other
+//! float types) they run the plain tensor-op versions, which define the semantics; the tests
+//! check the two against each other, values and gradients.
+
+#[cfg(feature = "flex")]
+mod autodiff;
+#[cfg(feature = "flex")]
+mod autodiff_products;
+#[cfg(feature = "flex")]
+mod dispatch;
+#[cfg(feature = "flex")]
+mod downcast;
+#[cfg(feature = "flex")]
+mod flex;
+#[cfg(feature = "flex")]
+mod gemm;
+#[cfg(feature = "flex")]
+mod products;
+#[cfg(feature = "flex")]
+mod rows;
+
+mod plain;
+#[cfg(all(test, feature = "flex"))]
+mod tests;
+
+use burn::prelude::*;
+
+/// `silu(gate) * up`, elementwise.
+pub(crate) fn silu_mul<B: Backend, const D: usize>(
+    gate: Tensor<B, D>,
+    up: Tensor<B, D>,
+) -> Tensor<B, D> {
+    #[cfg(feature = "flex")]
+    let (gate, up) = match dispatch::silu_mul(gate, up) {
+        Ok(out) => return out,
+        Err(inputs) => inputs,
+    };
+    plain::silu_mul(gate, up)
+}
+
+/// `x / sqrt(mean(x²) + eps) * weight` over the last dimension.
+pub(crate) fn rms_norm<B: Backend, const D: usize>(
+    x: Tensor<B, D>,
+    weight: Tensor<B, 1>,
+    eps: f64,
+) -> Tensor<B, D> {
+    #[cfg(feature = "flex")]
+    let (x, weight) = match dispatch::rms_norm(x, weight, eps) {
+        Ok(out) => return out,
+        Err(inputs) => inputs,
+    };
+    plain::rms_norm(x, weight, eps)
+}
+
+/// Softmax over the last dimension.
+pub(crate) fn softmax_last<B: Backend, const D: usize>(x: Tensor<B, D>) -> Tensor<B, D> {
+    #[cfg(feature = "flex")]
+    let x = match dispatch::softmax_last(x) {
+        Ok(out) => return out,
+        Err(x) => x,
+    };
+    plain::softmax_last(x)
+}
+
+/// Per position of `logits` (`[batch, len, vocab]`, divided by `temperature` first) and its
+/// target id (`targets`, `[batch, len]`): `log p(target)` and, when `with_entropy`, the entropy
+/// of the distribution, each `[batch, len]`.
+pub(crate) fn token_scores<B: Backend>(
+    logits: Tensor<B, 3>,
+    targets: Tensor<B, 2, Int>,
+    temperature: f32,
+    with_entropy: bool,
+) -> (Tensor<B, 2>, Option<Tensor<B, 2>>) {
+    let scale = if temperature > 0.0 {
+        1.0 / temperature
+    } else {
+        1.0
+    };
+    #[cfg(feature = "flex")]
+    let (logits, targets) = match dispatch::token_scores(logits, targets, scale) {
+        Ok(scores) => {
+            let [batch, len, _] = scores.dims();
+            let logprobs = scores.clone().slice([0..batch, 0..len, 0..1]);
+            let entropies = scores.slice([0..batch, 0..len, 1..2]);
+            return (
+                logprobs.squeeze_dim(2),
+                with_entropy.then(|| entropies.squeeze_dim(2)),
+            );
+        }
+        Err(inputs) => inputs,
+    };
+    plain::token_scores(logits, targets, scale, with_entropy)
+}
+
+/// `x`, `[n, q, p, dim]`, as a contiguous `[n, p, q, dim]` (the two middle axes swapped: heads
+/// to the front of a projection, or back behind the positions), each row rotated by `rope`
+/// (cosines and signed sines, `[n, p, q, dim]`, constants) when given:
+/// `out_j = x_j * cos_j + x_(j + dim/2 mod dim) * sin_j`.
+///
+/// `Err(x)` (untouched) where no fused kernel applies; the caller then swaps and rotates with
+/// tensor ops.
+pub(crate) fn swap_middle<B: Backend>(
+    x: Tensor<B, 4>,
+    rope: Option<(&Tensor<B, 4>, &Tensor<B, 4>)>,
+) -> Result<Tensor<B, 4>, Tensor<B, 4>> {
+    #[cfg(feature = "flex")]
+    {
+        dispatch::swap_middle(x, rope.map(|(cos, sin)| (cos.clone(), sin.clone())))
+    }
+    #[cfg(not(feature = "flex"))]
+    {
+        let _ = rope;
+        Err(x)
+    }
+}
+
+/// `x · weight + bias` for `x` `[tokens, in]`, `weight` `[in, out]` and `bias` `[out]`.
+pub(crate) fn linear<B: Backend>(
+    x: Tensor<B, 2>,
+    weight: Tensor<B, 2>,
+    bias: Option<Tensor<B, 1>>,
+) -> Tensor<B, 2> {
+    #[cfg(feature = "flex")]
+    let (x, weight, bias) = match dispatch::linear(x, weight, bias) {
+        Ok(out) => return out,
+        Err(inputs) => inputs,
+    };
+    plain::linear(x, weight, bias)
+}
+
+/// `a · b` per matrix, `[batch, group, m, k] x [batch, group, k, n]`, equal leading dimensions.
+pub(crate) fn matmul<B: Backend>(a: Tensor<B, 4>, b: Tensor<B, 4>) -> Tensor<B, 4> {
+    #[cfg(feature = "flex")]
+    let (a, b) = match dispatch::matmul(a, b) {
+        Ok(out) => return out,
+        Err(inputs) => inputs,
+    };
+    plain::matmul(a, b)
+}

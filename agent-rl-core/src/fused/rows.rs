@@ -1,0 +1,320 @@
+//! The fused kernels on plain `f32` slices, row-parallel with rayon.
+//!
+//! Each function makes one pass over its rows (two where a row statistic comes first) and runs
+//! rows in parallel, in tasks of at least [`TASK_ELEMENTS`] elements so that the small tensors of
+//! a decode step stay on one thread. Rows are row-major and `width` long.
+
+use rayon::prelude::*;
+
+/// Fewest elements one rayon task handles.
+const TASK_ELEMENTS: usize = 1 << 14;
+
+/// Rows per rayon task for rows of `width` elements.
+fn rows_per_task(width: usize) -> usize {
+    (TASK_ELEMENTS / width.max(1)).max(1)
+}
+
+/// Logistic sigmoid, stable for large `|x|`.
+#[inline]
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// `out = silu(gate) * up`, elementwise.
+pub(crate) fn silu_mul(gate: &[f32], up: &[f32], out: &mut [f32]) {
+    out.par_chunks_mut(TASK_ELEMENTS)
+        .zip(gate.par_chunks(TASK_ELEMENTS))
+        .zip(up.par_chunks(TASK_ELEMENTS))
+        .for_each(|((out, gate), up)| {
+            for ((o, &g), &u) in out.iter_mut().zip(gate).zip(up) {
+                *o = g * sigmoid(g) * u;
+            }
+        });
+}
+
+/// Gradients of [`silu_mul`]: `d_gate = d_out * up * s * (1 + gate * (1 - s))` with
+/// `s = sigmoid(gate)`, and `d_up = d_out * silu(gate)`.
+pub(crate) fn silu_mul_backward(
+    gate: &[f32],
+    up: &[f32],
+    d_out: &[f32],
+    d_gate: &mut [f32],
+    d_up: &mut [f32],
+) {
+    d_gate
+        .par_chunks_mut(TASK_ELEMENTS)
+        .zip(d_up.par_chunks_mut(TASK_ELEMENTS))
+        .zip(gate.par_chunks(TASK_ELEMENTS))
+        .zip(
+            up.par_chunks(TASK_ELEMENTS)
+                .zip(d_out.par_chunks(TASK_ELEMENTS)),
+        )
+        .for_each(|(((d_gate, d_up), gate), (up, d_out))| {
+            for i in 0..gate.len() {
+                let (g, u, d) = (gate[i], up[i], d_out[i]);
+                let s = sigmoid(g);
+                d_up[i] = d * g * s;
+                d_gate[i] = d * u * s * (1.0 + g * (1.0 - s));
+            }
+        });
+}
+
+/// RMSNorm of each row: `out = x / sqrt(mean(x²) + eps) * weight`; returns each row's
+/// `1 / sqrt(mean(x²) + eps)` for the backward pass.
+pub(crate) fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) -> Vec<f32> {
+    let width = weight.len();
+    let chunk = rows_per_task(width) * width;
+    let mut inv_rms = vec![0.0f32; x.len() / width.max(1)];
+    out.par_chunks_mut(chunk)
+        .zip(x.par_chunks(chunk))
+        .zip(inv_rms.par_chunks_mut(rows_per_task(width)))
+        .for_each(|((out, x), inv_rms)| {
+            for ((out, x), inv) in out
+                .chunks_exact_mut(width)
+                .zip(x.chunks_exact(width))
+                .zip(inv_rms.iter_mut())
+            {
+                let mean_square = x.iter().map(|v| v * v).sum::<f32>() / width as f32;
+                *inv = 1.0 / (mean_square + eps).sqrt();
+                for ((o, &v), &w) in out.iter_mut().zip(x).zip(weight) {
+                    *o = v * *inv * w;
+                }
+            }
+        });
+    inv_rms
+}
+
+/// Gradients of [`rms_norm`] given its saved `inv_rms`: writes `d_x` and returns `d_weight`.
+///
+/// With `r` the row's inverse RMS and `h = d_out * weight`:
+/// `d_x = r * (h - x * r² * mean(h * x))`, `d_weight = Σ_rows d_out * x * r`.
+pub(crate) fn rms_norm_backward(
+    x: &[f32],
+    weight: &[f32],
+    inv_rms: &[f32],
+    d_out: &[f32],
+    d_x: &mut [f32],
+) -> Vec<f32> {
+    let width = weight.len();
+    let rows = rows_per_task(width);
+    let chunk = rows * width;
+    d_x.par_chunks_mut(chunk)
+        .zip(x.par_chunks(chunk))
+        .zip(d_out.par_chunks(chunk))
+        .zip(inv_rms.par_chunks(rows))
+        .map(|(((d_x, x), d_out), inv_rms)| {
+            let mut d_weight = vec![0.0f32; width];
+            for (((d_x, x), d_out), &r) in d_x
+                .chunks_exact_mut(width)
+                .zip(x.chunks_exact(width))
+                .zip(d_out.chunks_exact(width))
+                .zip(inv_rms)
+            {
+                let mut dot = 0.0f32;
+                for i in 0..width {
+                    dot += d_out[i] * weight[i] * x[i];
+                    d_weight[i] += d_out[i] * x[i] * r;
+                }
+                let correction = r * r * dot / width as f32;
+                for i in 0..width {
+                    d_x[i] = r * (d_out[i] * weight[i] - x[i] * correction);
+                }
+            }
+            d_weight
+        })
+        .reduce(
+            || vec![0.0f32; width],
+            |mut total, part| {
+                total.iter_mut().zip(part).for_each(|(t, p)| *t += p);
+                total
+            },
+        )
+}
+
+/// Gradient of a row softmax from its output `y`: `d_x = y * (d_y - Σ d_y * y)`.
+pub(crate) fn softmax_backward(y: &[f32], d_y: &[f32], width: usize, d_x: &mut [f32]) {
+    let chunk = rows_per_task(width) * width;
+    d_x.par_chunks_mut(chunk)
+        .zip(y.par_chunks(chunk))
+        .zip(d_y.par_chunks(chunk))
+        .for_each(|((d_x, y), d_y)| {
+            for ((d_x, y), d_y) in d_x
+                .chunks_exact_mut(width)
+                .zip(y.chunks_exact(width))
+                .zip(d_y.chunks_exact(width))
+            {
+                let dot: f32 = y.iter().zip(d_y).map(|(a, b)| a * b).sum();
+                for ((d, &y), &g) in d_x.iter_mut().zip(y).zip(d_y) {
+                    *d = y * (g - dot);
+                }
+            }
+        });
+}
+
+/// Rows of logits `l` with one target id each, scored at `z = scale * l` (`scale` is one over
+/// the sampling temperature).
+pub(crate) struct ScoreRows<'a> {
+    /// `[rows, width]` logits.
+    pub(crate) logits: &'a [f32],
+    /// One target id per row, below `width`.
+    pub(crate) targets: &'a [u32],
+    /// Vocabulary size.
+    pub(crate) width: usize,
+    /// Multiplies the logits first.
+    pub(crate) scale: f32,
+}
+
+impl ScoreRows<'_> {
+    /// `[log_softmax(z)[t], entropy(softmax(z))]` per row into `out` (two values per row);
+    /// returns each row's log-sum-exp of `z` for [`Self::backward`].
+    pub(crate) fn forward(&self, out: &mut [f32]) -> Vec<f32> {
+        let (width, scale) = (self.width, self.scale);
+        let rows = rows_per_task(width);
+        let mut log_sum_exp = vec![0.0f32; self.targets.len()];
+        out.par_chunks_mut(2 * rows)
+            .zip(log_sum_exp.par_chunks_mut(rows))
+            .zip(self.logits.par_chunks(rows * width))
+            .zip(self.targets.par_chunks(rows))
+            .for_each(|(((out, log_sum_exp), logits), targets)| {
+                for (((out, lse), row), &target) in out
+                    .chunks_exact_mut(2)
+                    .zip(log_sum_exp.iter_mut())
+                    .zip(logits.chunks_exact(width))
+                    .zip(targets)
+                {
+                    let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(scale * v));
+                    let (mut sum, mut weighted) = (0.0f32, 0.0f32);
+                    for &v in row {
+                        let z = scale * v;
+                        let e = (z - max).exp();
+                        sum += e;
+                        weighted += e * z;
+                    }
+                    *lse = max + sum.ln();
+                    out[0] = scale * row[target as usize] - *lse;
+                    out[1] = *lse - weighted / sum;
+                }
+            });
+        log_sum_exp
+    }
+
+    /// Gradient with respect to the logits, from the gradients of both outputs (`d_out`, two
+    /// per row), the forward's `scores` and its log-sum-exp:
+    /// `d_z_j = g_logp * (1[j = t] - p_j) - g_entropy * p_j * (log p_j + H)`, `d_l = scale * d_z`.
+    pub(crate) fn backward(
+        &self,
+        log_sum_exp: &[f32],
+        scores: &[f32],
+        d_out: &[f32],
+        d_logits: &mut [f32],
+    ) {
+        let (width, scale) = (self.width, self.scale);
+        let rows = rows_per_task(width);
+        d_logits
+            .par_chunks_mut(rows * width)
+            .zip(self.logits.par_chunks(rows * width))
+            .zip(
+                self.targets
+                    .par_chunks(rows)
+                    .zip(log_sum_exp.par_chunks(rows)),
+            )
+            .zip(scores.par_chunks(2 * rows).zip(d_out.par_chunks(2 * rows)))
+            .for_each(|(((d_logits, logits), (targets, lses)), (scores, d_out))| {
+                for (row, (d_row, l_row)) in d_logits
+                    .chunks_exact_mut(width)
+                    .zip(logits.chunks_exact(width))
+                    .enumerate()
+                {
+                    let (g_logp, g_entropy) = (d_out[2 * row], d_out[2 * row + 1]);
+                    let (lse, entropy) = (lses[row], scores[2 * row + 1]);
+                    for (d, &l) in d_row.iter_mut().zip(l_row) {
+                        let log_p = scale * l - lse;
+                        let p = log_p.exp();
+                        *d = scale * (-g_logp * p - g_entropy * p * (log_p + entropy));
+                    }
+                    d_row[targets[row] as usize] += scale * g_logp;
+                }
+            });
+    }
+}
+
+/// Rotary tables for a head layout: per row, cosines and signed sines (`[-sin, sin]`), so that
+/// `rotate(x)_j = x_j * cos_j + x_(j + half) * sin_j` (indices modulo the row width).
+#[derive(Clone, Copy)]
+pub(crate) struct Rope<'a> {
+    /// Cosines, one row per output row.
+    pub(crate) cos: &'a [f32],
+    /// Signed sines, one row per output row.
+    pub(crate) sin: &'a [f32],
+}
+
+/// Moves rows of `dim` values from `src`, laid out `[n, q, p, dim]`, to `dst`, laid out
+/// `[n, p, q, dim]` (the two middle axes swapped), rotating each row when `rope` is given.
+///
+/// With `transpose` false the tables are in `dst`'s layout and rows are rotated; with
+/// `transpose` true they are in `src`'s layout and rows get the transposed rotation (the
+/// backward pass of the forward move): `out_k = g_k * cos_k + g_(k + half) * sin_(k + half)`.
+pub(crate) fn swap_middle(
+    src: &[f32],
+    [_, p, q, dim]: [usize; 4],
+    rope: Option<Rope<'_>>,
+    transpose: bool,
+    dst: &mut [f32],
+) {
+    let half = dim / 2;
+    let rows = rows_per_task(dim);
+    dst.par_chunks_mut(rows * dim)
+        .enumerate()
+        .for_each(|(task, chunk)| {
+            for (offset, out) in chunk.chunks_exact_mut(dim).enumerate() {
+                let row = task * rows + offset;
+                let (batch, i, j) = (row / (p * q), (row / q) % p, row % q);
+                let src_row = (batch * q + j) * p + i;
+                let input = &src[src_row * dim..(src_row + 1) * dim];
+                let Some(rope) = rope else {
+                    out.copy_from_slice(input);
+                    continue;
+                };
+                let table = if transpose { src_row } else { row } * dim;
+                let cos = &rope.cos[table..table + dim];
+                let sin = &rope.sin[table..table + dim];
+                for k in 0..dim {
+                    let other = if k < half { k + half } else { k - half };
+                    out[k] = if transpose {
+                        input[k] * cos[k] + input[other] * sin[other]
+                    } else {
+                        input[k] * cos[k] + input[other] * sin[k]
+                    };
+                }
+            }
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_scores_match_a_direct_computation() {
+        let logits = [0.5f32, -1.0, 2.0, 0.0, 3.0, 1.0];
+        let mut out = [0.0f32; 4];
+        let rows = ScoreRows {
+            logits: &logits,
+            targets: &[2, 0],
+            width: 3,
+            scale: 0.5,
+        };
+        let lse = rows.forward(&mut out);
+        for (row, target) in [(0usize, 2usize), (1, 0)] {
+            let z: Vec<f32> = logits[row * 3..row * 3 + 3]
+                .iter()
+                .map(|v| 0.5 * v)
+                .collect();
+            let norm = z.iter().map(|v| v.exp()).sum::<f32>().ln();
+            let entropy: f32 = z.iter().map(|v| -(v - norm).exp() * (v - norm)).sum();
+            assert!((lse[row] - norm).abs() < 1e-6);
+            assert!((out[2 * row] - (z[target] - norm)).abs() < 1e-6);
+            assert!((out[2 * row + 1] - entropy).abs() < 1e-6);
+        }
+    }
+}
