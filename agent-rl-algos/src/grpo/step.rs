@@ -235,9 +235,10 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
                 ref_logps: None,
             });
         }
-        // The frozen reference scores every micro-batch on a second thread while this one runs
-        // the first policy forward: on a CPU backend much of either pass is single-threaded
-        // elementwise work, so the two overlap instead of taking turns.
+        // The frozen reference scores every micro-batch as one rayon task while another runs
+        // the first policy forward: on a CPU backend part of either pass is single-threaded, so
+        // the two overlap instead of taking turns (on a rayon thread, the kernels' own parallel
+        // loops share the pool instead of queueing work from outside it).
         let score = |model: &Qwen2ForCausalLm<B>, batch: &MicroBatch<B>| {
             token_scores(
                 model,
@@ -247,10 +248,11 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
                 temperature,
             )
         };
-        let (mut first_scores, reference_logps) = std::thread::scope(|scope| {
-            let reference = self.reference.as_ref().map(|reference| {
-                let micro = &micro;
-                scope.spawn(move || {
+        let reference = self.reference.as_ref();
+        let policy = self.model();
+        let (reference_logps, mut first_scores) = rayon::join(
+            || {
+                reference.map(|reference| {
                     micro
                         .iter()
                         .map(|batch| {
@@ -264,14 +266,9 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
                         })
                         .collect::<Vec<_>>()
                 })
-            });
-            let first = micro.first().map(|batch| score(self.model(), batch));
-            let reference = reference.map(|job| {
-                job.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            });
-            (first, reference)
-        });
+            },
+            || micro.first().map(|batch| score(policy, batch)),
+        );
         if let Some(reference_logps) = reference_logps {
             for (batch, logps) in micro.iter_mut().zip(reference_logps) {
                 batch.ref_logps = Some(Tensor::from_inner(logps));

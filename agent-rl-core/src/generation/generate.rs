@@ -3,6 +3,7 @@
 use burn::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 
 use super::config::{FinishReason, SamplingConfig};
 use super::sampler::sample_token;
@@ -99,25 +100,17 @@ pub fn generate_ids_with_stop<B: Backend>(
         let streams: Vec<u64> = (0..prompts.len() as u64).collect();
         return decode_batch(model, prompts, &streams, sampling, eos_ids, stop_check);
     }
-    // One thread per shard; each sequence keeps its own RNG stream (its index in `prompts`).
-    let results = std::thread::scope(|scope| {
-        let jobs: Vec<_> = shards
-            .iter()
-            .map(|rows| {
-                scope.spawn(move || {
-                    let shard: Vec<Vec<u32>> = rows.iter().map(|&r| prompts[r].clone()).collect();
-                    let streams: Vec<u64> = rows.iter().map(|&r| r as u64).collect();
-                    decode_batch(model, &shard, &streams, sampling, eos_ids, stop_check)
-                })
-            })
-            .collect();
-        jobs.into_iter()
-            .map(|job| {
-                job.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect::<Vec<_>>()
-    });
+    // One rayon task per shard (on a pool thread, the kernels' own parallel loops split work
+    // locally instead of queueing it from outside); each sequence keeps its own RNG stream (its
+    // index in `prompts`).
+    let results: Vec<_> = shards
+        .par_iter()
+        .map(|rows| {
+            let shard: Vec<Vec<u32>> = rows.iter().map(|&r| prompts[r].clone()).collect();
+            let streams: Vec<u64> = rows.iter().map(|&r| r as u64).collect();
+            decode_batch(model, &shard, &streams, sampling, eos_ids, stop_check)
+        })
+        .collect();
     let mut out: Vec<Option<Generation>> = vec![None; prompts.len()];
     for (rows, result) in shards.iter().zip(results) {
         for (&row, generation) in rows.iter().zip(result?) {
