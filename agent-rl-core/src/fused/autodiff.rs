@@ -140,14 +140,10 @@ impl Backward<Flex, 1> for SoftmaxStep {
     }
 }
 
-/// Softmax over the last dimension as one graph node (Flex's fused forward kernel).
-pub(super) fn softmax_last(x: Tracked) -> Tracked {
-    use burn::tensor::ops::ActivationOps;
-    let rank = shape_of(&x.primitive).num_dims();
-    let out = contiguous(&<Flex as ActivationOps<Flex>>::softmax(
-        x.primitive.clone(),
-        rank - 1,
-    ));
+/// Softmax over the last dimension of `x + bias` (a constant) as one graph node.
+pub(super) fn softmax_last(x: Tracked, bias: Option<Tracked>) -> Tracked {
+    let bias = bias.map(|bias| contiguous(&bias.primitive));
+    let out = super::flex::softmax(&contiguous(&x.primitive), bias.as_ref());
     let saved = out.clone();
     record(SoftmaxStep, [&x], || saved, out)
 }

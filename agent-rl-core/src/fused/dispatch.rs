@@ -10,6 +10,7 @@ use super::autodiff::{self, AutodiffFlex};
 use super::autodiff_products;
 use super::downcast::{downcast, upcast};
 use super::flex::{self as kernels, contiguous};
+use super::kv_append;
 use super::products::{self, viewable};
 
 /// Where a value of a generic backend lives.
@@ -99,19 +100,29 @@ pub(super) fn rms_norm<B: Backend, const D: usize>(
     }
 }
 
-/// See [`super::softmax_last`]. On plain Flex, burn's own softmax is already one fused kernel.
+type Biased<B, const D: usize> = (Tensor<B, D>, Option<Tensor<B, D>>);
+
+/// See [`super::softmax_last`].
 pub(super) fn softmax_last<B: Backend, const D: usize>(
     x: Tensor<B, D>,
-) -> Result<Tensor<B, D>, Tensor<B, D>> {
-    if x.dtype() != DType::F32 {
-        return Err(x);
+    bias: Option<Tensor<B, D>>,
+) -> Result<Tensor<B, D>, Biased<B, D>> {
+    let bias_fits = bias
+        .as_ref()
+        .is_none_or(|b| b.dims() == x.dims() && b.dtype() == DType::F32);
+    if x.dtype() != DType::F32 || !bias_fits {
+        return Err((x, bias));
     }
-    match reach::<_, Tensor<Flex, D>, Tensor<AutodiffFlex, D>>(x) {
-        Reached::Autodiff(x) => Ok(upcast(wrap::<AutodiffFlex, D>(autodiff::softmax_last(
-            primitive(x),
-        )))),
-        Reached::Flex(x) => Err(upcast(x)),
-        Reached::Other(x) => Err(x),
+    match reach::<_, Biased<Flex, D>, Biased<AutodiffFlex, D>>((x, bias)) {
+        Reached::Flex((x, bias)) => {
+            let bias = bias.map(|b| contiguous(&primitive(b)));
+            let out = kernels::softmax(&contiguous(&primitive(x)), bias.as_ref());
+            Ok(upcast(wrap::<Flex, D>(out)))
+        }
+        Reached::Autodiff((x, bias)) => Ok(upcast(wrap::<AutodiffFlex, D>(
+            autodiff::softmax_last(primitive(x), bias.map(primitive)),
+        ))),
+        Reached::Other(inputs) => Err(inputs),
     }
 }
 
@@ -258,5 +269,25 @@ pub(super) fn matmul<B: Backend>(
             autodiff_products::matmul(primitive(a), primitive(b)),
         ))),
         Reached::Other(inputs) => Err(inputs),
+    }
+}
+
+/// See [`super::append_positions`]: in place on Flex, `Err` elsewhere (autodiff included, whose
+/// cache must stay a graph node).
+pub(super) fn append_positions<B: Backend>(
+    past: Tensor<B, 4>,
+    new: Tensor<B, 4>,
+) -> Result<Tensor<B, 4>, Pair<B, 4>> {
+    let ([b, h, _, d], [nb, nh, _, nd]) = (past.dims(), new.dims());
+    let fits = [b, h, d] == [nb, nh, nd] && past.dtype() == DType::F32 && new.dtype() == DType::F32;
+    if !fits {
+        return Err((past, new));
+    }
+    match downcast::<_, Pair<Flex, 4>>((past, new)) {
+        Ok((past, new)) => {
+            let out = kv_append::append(primitive(past), &primitive(new));
+            Ok(upcast(wrap::<Flex, 4>(out)))
+        }
+        Err(inputs) => Err(inputs),
     }
 }

@@ -33,6 +33,15 @@ pub(super) fn silu_mul(gate: &FlexTensor, up: &FlexTensor) -> FlexTensor {
     from_values(shape_of(gate), out)
 }
 
+/// Softmax over the last dimension of contiguous `x + bias`.
+pub(super) fn softmax(x: &FlexTensor, bias: Option<&FlexTensor>) -> FlexTensor {
+    let shape = shape_of(x);
+    let width = shape[shape.num_dims() - 1];
+    let mut out = vec![0.0f32; values(x).len()];
+    rows::softmax(values(x), bias.map(values), width, &mut out);
+    from_values(shape, out)
+}
+
 /// RMSNorm over the last dimension of contiguous `x`, and each row's inverse RMS.
 pub(super) fn rms_norm(x: &FlexTensor, weight: &FlexTensor, eps: f32) -> (FlexTensor, Vec<f32>) {
     let mut out = vec![0.0f32; values(x).len()];

@@ -22,6 +22,8 @@ mod flex;
 #[cfg(feature = "flex")]
 mod gemm;
 #[cfg(feature = "flex")]
+mod kv_append;
+#[cfg(feature = "flex")]
 mod products;
 #[cfg(feature = "flex")]
 mod rows;
@@ -59,14 +61,18 @@ pub(crate) fn rms_norm<B: Backend, const D: usize>(
     plain::rms_norm(x, weight, eps)
 }
 
-/// Softmax over the last dimension.
-pub(crate) fn softmax_last<B: Backend, const D: usize>(x: Tensor<B, D>) -> Tensor<B, D> {
+/// Softmax over the last dimension of `x + bias` (`bias`: a constant of `x`'s shape, such as an
+/// attention mask; no gradient flows to it).
+pub(crate) fn softmax_last<B: Backend, const D: usize>(
+    x: Tensor<B, D>,
+    bias: Option<Tensor<B, D>>,
+) -> Tensor<B, D> {
     #[cfg(feature = "flex")]
-    let x = match dispatch::softmax_last(x) {
+    let (x, bias) = match dispatch::softmax_last(x, bias) {
         Ok(out) => return out,
-        Err(x) => x,
+        Err(inputs) => inputs,
     };
-    plain::softmax_last(x)
+    plain::softmax_last(x, bias)
 }
 
 /// Per position of `logits` (`[batch, len, vocab]`, divided by `temperature` first) and its
@@ -143,4 +149,16 @@ pub(crate) fn matmul<B: Backend>(a: Tensor<B, 4>, b: Tensor<B, 4>) -> Tensor<B, 
         Err(inputs) => inputs,
     };
     plain::matmul(a, b)
+}
+
+/// `past` (`[batch, heads, len, dim]`) with `new` (`[batch, heads, count, dim]`) appended along
+/// the positions: a key/value cache step. On Flex (inference) the cache keeps spare room and
+/// grows in place; elsewhere this is a concatenation.
+pub(crate) fn append_positions<B: Backend>(past: Tensor<B, 4>, new: Tensor<B, 4>) -> Tensor<B, 4> {
+    #[cfg(feature = "flex")]
+    let (past, new) = match dispatch::append_positions(past, new) {
+        Ok(out) => return out,
+        Err(inputs) => inputs,
+    };
+    Tensor::cat(vec![past, new], 2)
 }

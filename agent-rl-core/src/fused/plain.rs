@@ -28,9 +28,15 @@ pub(crate) fn rms_norm<B: Backend, const D: usize>(
     x * inv_rms * weight.unsqueeze::<D>()
 }
 
-/// Softmax over the last dimension.
-pub(crate) fn softmax_last<B: Backend, const D: usize>(x: Tensor<B, D>) -> Tensor<B, D> {
-    softmax(x, D - 1)
+/// Softmax over the last dimension of `x + bias`.
+pub(crate) fn softmax_last<B: Backend, const D: usize>(
+    x: Tensor<B, D>,
+    bias: Option<Tensor<B, D>>,
+) -> Tensor<B, D> {
+    match bias {
+        Some(bias) => softmax(x + bias, D - 1),
+        None => softmax(x, D - 1),
+    }
 }
 
 /// `log p(target)` and (when `with_entropy`) the entropy at `scale * logits`.

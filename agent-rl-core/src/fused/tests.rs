@@ -129,12 +129,24 @@ fn rms_norm_matches_its_tensor_ops() {
 #[test]
 fn softmax_matches_its_tensor_ops() {
     let four = |x: &Tensor<Ad, 2>| x.clone().reshape([2, 3, 40, 130]);
+    let bias = weights_like(
+        &Tensor::<Ad, 4>::zeros([2, 3, 40, 130], &Default::default()),
+        6,
+    );
+    let inner_bias = bias.clone().inner();
     check(
         "softmax",
         [leaf([240, 130], 5)],
-        |[x]| super::softmax_last(four(x)),
-        |[x]| plain::softmax_last(four(x)),
-        |[x]| super::softmax_last(x.clone().reshape([2, 3, 40, 130])),
+        |[x]| super::softmax_last(four(x), None),
+        |[x]| plain::softmax_last(four(x), None),
+        |[x]| super::softmax_last(x.clone().reshape([2, 3, 40, 130]), None),
+    );
+    check(
+        "softmax with bias",
+        [leaf([240, 130], 5)],
+        |[x]| super::softmax_last(four(x), Some(bias.clone())),
+        |[x]| plain::softmax_last(four(x), Some(bias.clone())),
+        |[x]| super::softmax_last(x.clone().reshape([2, 3, 40, 130]), Some(inner_bias.clone())),
     );
 }
 
@@ -260,4 +272,35 @@ fn batched_matmul_with_a_transposed_operand_matches_its_tensor_ops() {
             )
         },
     );
+}
+
+#[test]
+fn kv_append_grows_in_place_and_equals_concatenation() {
+    let device = Default::default();
+    let block = |len: usize, seed: u64| {
+        Tensor::<Flex, 4>::from_data(
+            TensorData::new(values(2 * 3 * len * 8, seed), [2, 3, len, 8]),
+            &device,
+        )
+    };
+    let mut cache = block(5, 40);
+    let mut expected = cache.clone();
+    let mut held = Vec::new();
+    for (step, len) in [1usize, 1, 3, 1, 20, 1].into_iter().enumerate() {
+        let new = block(len, 41 + step as u64);
+        expected = Tensor::cat(vec![expected, new.clone()], 2);
+        cache = super::append_positions(cache, new);
+        assert_close(
+            cache.clone(),
+            expected.clone(),
+            &format!("cache after step {step}"),
+        );
+        if step == 2 {
+            // Someone else holds the cache: the next append must not write into their buffer.
+            held.push((cache.clone(), expected.clone()));
+        }
+    }
+    for (kept, kept_expected) in held {
+        assert_close(kept, kept_expected, "a held cache is left unchanged");
+    }
 }

@@ -66,7 +66,13 @@ fn completion_logits<B: Backend>(
     let hidden = match shared_prompts(&input_ids, mask, start) {
         Some(unique) => shared_prompt_hidden(model, input_ids.clone(), mask, start, &unique),
         None => {
-            let hidden = model.forward_hidden(input_ids.clone(), mask, None);
+            // The last token predicts nothing scored: it is not run.
+            let inputs = input_ids.clone().slice([0..batch, 0..seq - 1]);
+            let mask: Vec<Vec<bool>> = mask
+                .iter()
+                .map(|row| row.iter().take(seq - 1).copied().collect())
+                .collect();
+            let hidden = model.forward_hidden(inputs, &mask, None);
             let hidden_size = hidden.dims()[2];
             hidden.slice([0..batch, start - 1..seq - 1, 0..hidden_size])
         }
@@ -132,12 +138,15 @@ fn shared_prompt_hidden<B: Backend>(
         return last_prompt;
     }
     cache.retain(&unique.of_row);
-    let completion_mask: Vec<Vec<bool>> = mask.iter().map(|row| row[start..].to_vec()).collect();
+    // The last token predicts nothing scored: it is not run.
+    let completion_mask: Vec<Vec<bool>> = mask
+        .iter()
+        .map(|row| row[start..seq - 1].to_vec())
+        .collect();
     let completion_hidden = model.forward_hidden(
-        input_ids.slice([0..batch, start..seq]),
+        input_ids.slice([0..batch, start..seq - 1]),
         &completion_mask,
         Some(&mut cache),
     );
-    let completion_hidden = completion_hidden.slice([0..batch, 0..seq - start - 1, 0..hidden_size]);
     Tensor::cat(vec![last_prompt, completion_hidden], 1)
 }

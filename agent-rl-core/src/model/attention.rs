@@ -48,8 +48,8 @@ impl<B: Backend> Attention<B> {
         let mut values = project(heads + kv_heads, kv_heads, Rotate::None);
         if let Some(slot) = cache {
             if let Some((past_keys, past_values)) = slot.take() {
-                keys = Tensor::cat(vec![past_keys, keys], 2);
-                values = Tensor::cat(vec![past_values, values], 2);
+                keys = crate::fused::append_positions(past_keys, keys);
+                values = crate::fused::append_positions(past_values, values);
             }
             *slot = Some((keys.clone(), values.clone()));
         }
@@ -58,11 +58,14 @@ impl<B: Backend> Attention<B> {
         // Queries of one key head side by side: [batch, kv_heads, group * seq, dim]. The rotary
         // tables already applied the 1/sqrt(dim) scale.
         let queries = queries.reshape([batch, kv_heads, group * seq, dim]);
-        let scores = crate::fused::matmul(queries, keys.swap_dims(2, 3))
-            .reshape([batch, heads, seq, total])
-            + inputs.bias.clone();
-        let weights =
-            crate::fused::softmax_last(scores).reshape([batch, kv_heads, group * seq, total]);
+        let scores =
+            crate::fused::matmul(queries, keys.swap_dims(2, 3)).reshape([batch, heads, seq, total]);
+        let weights = crate::fused::softmax_last(scores, Some(inputs.bias.clone())).reshape([
+            batch,
+            kv_heads,
+            group * seq,
+            total,
+        ]);
         let context = crate::fused::matmul(weights, values).reshape([batch, heads, seq, dim]);
         let context = crate::fused::swap_middle(context, None)
             .unwrap_or_else(|context| context.swap_dims(1, 2))
