@@ -41,8 +41,12 @@
 //! | a chat policy | [`BurnPolicy`] implementing [`Policy`] |
 //! | environments | [`Environment`], [`EnvironmentFactory`], [`Task`], [`Action`] |
 //!
-//! Features: `test-utils` (tiny seeded models and the fixture tokenizer for downstream tests).
-//! The crate never picks a burn backend; the facade and tests do.
+//! Features: `flex` (default: fused, row-parallel CPU kernels with hand-written backward passes
+//! for RMSNorm, the SiLU gate, softmax, RoPE, token scores, matrix products and the KV cache,
+//! used when the backend is burn's `Flex` or `Autodiff<Flex>`; every other backend runs plain
+//! tensor ops with the same results) and `test-utils` (tiny seeded models and the fixture
+//! tokenizer for downstream tests). The crate never picks a burn backend; the facade and tests
+//! do.
 #![warn(missing_docs)]
 
 pub mod agent_loop;
