@@ -382,3 +382,45 @@ fn shared_prompt_scores_and_gradients_equal_separate_rows() {
         assert_close(shared, separate, 1e-4, 1e-5, name);
     }
 }
+
+#[test]
+fn long_batched_sampling_with_finished_rows_matches_teacher_forced_scores() {
+    // Prompts of several lengths (left padding), two equal ones (shared prefill), rows that stop
+    // early (the cache drops them) and enough tokens that the cache grows more than once.
+    let model = model::<B>(21);
+    let prompts = vec![
+        vec![10u32, 20, 30],
+        vec![11, 21, 31, 41, 51, 61, 71],
+        vec![10, 20, 30],
+        vec![12, 22],
+    ];
+    let sampling = SamplingConfig {
+        max_new_tokens: 40,
+        temperature: 1.0,
+        seed: 5,
+        ..SamplingConfig::default()
+    };
+    let stops = [7u32, 8, 9];
+    let generated = generate_ids(&model, &prompts, &sampling, &stops).unwrap();
+    assert!(
+        generated.iter().any(|g| g.token_ids.len() < 40),
+        "some row stops early"
+    );
+    for (prompt, generation) in prompts.iter().zip(&generated) {
+        let count = generation.token_ids.len();
+        let full: Vec<u32> = prompt
+            .iter()
+            .chain(&generation.token_ids)
+            .copied()
+            .collect();
+        let scores = token_scores(
+            &model,
+            ids(std::slice::from_ref(&full)),
+            &[vec![true; full.len()]],
+            count,
+            1.0,
+        );
+        let teacher = scores.logprobs.into_data().into_vec::<f32>().unwrap();
+        assert_close(&teacher, &generation.logprobs, 1e-4, 1e-4, "logprobs");
+    }
+}

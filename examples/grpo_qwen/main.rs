@@ -46,8 +46,9 @@ pub struct Args {
     /// GRPO learning rate.
     #[arg(long, default_value_t = 1e-3)]
     pub grpo_lr: f64,
-    /// GRPO KL coefficient (0 = no reference model).
-    #[arg(long, default_value_t = 0.0)]
+    /// GRPO KL coefficient (0 = no reference model). The KL term to the warm-up model keeps this
+    /// tiny model's GRPO stage from drifting (see `agent-rl-algos/tests/grpo/tool_learning.rs`).
+    #[arg(long, default_value_t = 0.04)]
     pub beta: f32,
     /// Prompts per GRPO step (each sampled `num_generations` = 8 times).
     #[arg(long, default_value_t = 8)]

@@ -304,3 +304,24 @@ fn kv_append_grows_in_place_and_equals_concatenation() {
         assert_close(kept, kept_expected, "a held cache is left unchanged");
     }
 }
+
+#[test]
+fn a_grown_cache_keeps_its_rows_when_selected() {
+    let device = Default::default();
+    let block = |len: usize, seed: u64| {
+        Tensor::<Flex, 4>::from_data(
+            TensorData::new(values(3 * 2 * len * 8, seed), [3, 2, len, 8]),
+            &device,
+        )
+    };
+    let first = block(5, 50);
+    let second = block(1, 51);
+    let grown = super::append_positions(first.clone(), second.clone());
+    let expected = Tensor::cat(vec![first, second], 2);
+    let rows = Tensor::<Flex, 1, Int>::from_data(TensorData::new(vec![2i64, 0], [2]), &device);
+    assert_close(
+        grown.select(0, rows.clone()),
+        expected.select(0, rows),
+        "selected rows of a grown cache",
+    );
+}
