@@ -25,7 +25,8 @@ fn capacity(cache: &FlexTensor) -> Option<usize> {
         && strides[1] % row == 0
         && strides[0] == strides[1] * heads as isize;
     let capacity = (strides[1] / row) as usize;
-    (fits && cache.bytes().len() == shape[0] * heads * capacity * dim * 4).then_some(capacity)
+    (fits && cache.bytes().len() == shape[0] * heads * capacity * dim * size_of::<f32>())
+        .then_some(capacity)
 }
 
 /// `cache` (`[batch, heads, len, dim]`) with `new` (`[batch, heads, count, dim]`) appended along
