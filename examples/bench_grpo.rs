@@ -17,9 +17,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use agent_rl::algos::toy::toy_tokenizer;
 use agent_rl::algos::{GrpoConfig, GrpoTrainer, LrSchedule};
 use agent_rl::backend::CpuTrainBackend;
-use agent_rl::core::test_utils::tiny_tokenizer;
 use agent_rl::core::weights::{SaveOptions, random_model, save_pretrained};
 use agent_rl::core::{ChatTemplate, ChatTokenizer, Message, Task};
 use agent_rl::rewards::{FnReward, Reward, Sample};
@@ -94,7 +94,7 @@ fn main() -> anyhow::Result<()> {
         "--steps must be at least 2 (the first step is warm-up)"
     );
 
-    let fixture = tiny_tokenizer()?;
+    let fixture = toy_tokenizer()?;
     let tokenizer = ChatTokenizer::new(
         fixture.inner().clone(),
         Some(ChatTemplate::new(PLAIN_TEMPLATE, "plain_template")?),

@@ -16,10 +16,9 @@
 use std::sync::Arc;
 
 use agent_rl::algos::sft::SftTrainer;
-use agent_rl::algos::toy::{toy_model_config, toy_sft_dataset, toy_tasks, with_toy_template};
+use agent_rl::algos::toy::{toy_model_config, toy_sft_dataset, toy_tasks, toy_tokenizer};
 use agent_rl::algos::{LrSchedule, OptimizerConfig, SftConfig};
 use agent_rl::backend::CpuTrainBackend;
-use agent_rl::core::test_utils::tiny_tokenizer;
 use agent_rl::core::weights::random_model;
 use agent_rl::core::{BurnPolicy, ChatRequest, Policy, SamplingConfig};
 use burn::module::AutodiffModule;
@@ -28,7 +27,7 @@ use burn::module::AutodiffModule;
 fn main() -> anyhow::Result<()> {
     agent_rl::host_allocator::tune_host_allocator();
     let seed = 1;
-    let tokenizer = Arc::new(with_toy_template(&tiny_tokenizer()?)?);
+    let tokenizer = Arc::new(toy_tokenizer()?);
     let model =
         random_model::<CpuTrainBackend>(&toy_model_config(), seed, 0.05, &Default::default())?;
     let train = toy_sft_dataset(&toy_tasks(320, seed));

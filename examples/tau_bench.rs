@@ -9,19 +9,14 @@
 //! The data folder holds `retail/` and `airline/` (database, tasks, `wiki.md`) and the user
 //! simulator's prompt `user_simulator_prompt.txt`, as laid out by `agent-rl eval tau`. The agent
 //! answers greedily; the customer samples (temperature 1, a seed per task and trial). The library
-//! calls are [`TauSuite::load`], [`LlmUser`] and [`run_tau`].
+//! calls are [`TauSuite::load`], [`LlmCustomers`] and [`run_tau`].
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use agent_rl::backend::{DeviceKind, PolicyJob, with_policy};
 use agent_rl::core::{BurnPolicy, SamplingConfig};
-use agent_rl::eval::tau::data::domain_dir;
-use agent_rl::eval::tau::{
-    Domain, LlmUser, TauRunConfig, TauSuite, UserSimulator, load_user_prompt, run_tau,
-};
+use agent_rl::eval::tau::{Domain, LlmCustomers, TauRunConfig, TauSuite, run_tau};
 use agent_rl::progress::count_progress;
-use anyhow::Context;
 use burn::prelude::Backend;
 use clap::Parser;
 
@@ -67,25 +62,17 @@ impl PolicyJob for Evaluate {
     fn run<B: Backend>(self, mut agent: BurnPolicy<B>) -> anyhow::Result<String> {
         let args = self.0;
         let suite = TauSuite::load(&args.data, args.domain, &args.split)?;
-        let prompt_path = domain_dir(&args.data, args.domain.as_str())?
-            .parent()
-            .map(|root| root.join("user_simulator_prompt.txt"))
-            .context("the data folder has no parent")?;
-        let template = load_user_prompt(&prompt_path)?;
-        let user_sampling = SamplingConfig {
-            max_new_tokens: args.max_new_tokens,
-            temperature: 1.0,
-            ..SamplingConfig::default()
-        };
-        let (model, tokenizer) = (agent.model.clone(), Arc::clone(&agent.tokenizer));
-        let make_user = |task: usize, trial: usize| -> Box<dyn UserSimulator> {
-            let sampling = SamplingConfig {
-                seed: user_sampling.seed + (task * 1000 + trial) as u64,
-                ..user_sampling.clone()
-            };
-            let customer = BurnPolicy::new(model.clone(), Arc::clone(&tokenizer));
-            Box::new(LlmUser::new(customer, template.clone(), sampling))
-        };
+        let customers = LlmCustomers::load(
+            &agent,
+            &args.data,
+            args.domain,
+            SamplingConfig {
+                max_new_tokens: args.max_new_tokens,
+                temperature: 1.0,
+                ..SamplingConfig::default()
+            },
+        )?;
+        let make_user = |task: usize, trial: usize| customers.customer(task, trial);
         let config = TauRunConfig {
             task_ids: (!args.task_ids.is_empty()).then(|| args.task_ids.clone()),
             trials: args.trials,

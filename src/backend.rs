@@ -96,6 +96,17 @@ pub fn probe_cuda() -> Result<(), CoreError> {
     })
 }
 
+/// The error of a binary built without a CPU backend (`--no-default-features --features cuda`)
+/// asked to run on the CPU.
+pub fn cpu_unavailable() -> CoreError {
+    CoreError::DeviceUnavailable {
+        device: "cpu".into(),
+        reason: "this binary was built without a CPU backend (features `flex` or `ndarray`); \
+                 pass --device cuda"
+            .into(),
+    }
+}
+
 /// Loads a Hugging Face snapshot directory (`config.json`, safetensors, tokenizer files) as a
 /// [`BurnPolicy`] on `device`.
 ///
@@ -125,14 +136,20 @@ pub trait PolicyJob {
 ///
 /// # Errors
 /// CUDA unavailable, the snapshot does not load, or the job fails.
-#[cfg(any(feature = "flex", feature = "ndarray"))]
 pub fn with_policy<J: PolicyJob>(
     model_dir: &Path,
     device: DeviceKind,
     job: J,
 ) -> anyhow::Result<J::Output> {
     match device {
-        DeviceKind::Cpu => job.run(load_policy::<CpuBackend>(model_dir, &Default::default())?),
+        DeviceKind::Cpu => {
+            #[cfg(any(feature = "flex", feature = "ndarray"))]
+            {
+                job.run(load_policy::<CpuBackend>(model_dir, &Default::default())?)
+            }
+            #[cfg(not(any(feature = "flex", feature = "ndarray")))]
+            Err(cpu_unavailable().into())
+        }
         DeviceKind::Cuda => {
             probe_cuda()?;
             #[cfg(feature = "cuda")]

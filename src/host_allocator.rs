@@ -29,6 +29,7 @@ pub fn tune_host_allocator() -> bool {
     {
         // SAFETY: `mallopt` only changes allocator parameters; both values are in glibc's
         // accepted ranges, and a refusal is reported as 0, not undefined behaviour.
+        #[allow(unsafe_code)]
         unsafe {
             libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
                 && libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1

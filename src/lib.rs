@@ -20,7 +20,6 @@
 pub mod backend;
 pub mod host_allocator;
 pub mod progress;
-pub mod run_dir;
 
 pub use agent_rl_algos as algos;
 pub use agent_rl_core as core;

@@ -1,9 +1,8 @@
-//! Progress bars for training runs, and the observer that drives one while recording metrics.
+//! Progress bars for training runs ([`StageProgress`], a pipeline observer) and for evaluations.
 
-use agent_rl_algos::StepMetrics;
+use agent_rl_algos::pipeline::PipelineObserver;
+use agent_rl_algos::{StepMetrics, ToolUseScores};
 use indicatif::{ProgressBar, ProgressStyle};
-
-use crate::run_dir::MetricsSink;
 
 /// A progress bar `label [=====>   ] pos/len msg (elapsed)` on stderr.
 pub fn progress_bar(len: usize, label: &str) -> ProgressBar {
@@ -47,34 +46,71 @@ pub fn count_progress(bar: &ProgressBar) -> impl FnMut(usize, usize) + '_ {
     }
 }
 
-/// A trainer observer that records each step to `sink` and moves `progress` to the step's
-/// number (growing its length when a run has no fixed step count), showing `message(step)`.
+/// A [`PipelineObserver`] that draws one progress bar per stage on stderr
+/// (`SFT [=====>   ] 40/100 loss 0.412`, `GRPO … reward 2.31`) and prints each held-out
+/// evaluation above the bars.
 ///
 /// ```
 /// use agent_rl::algos::StepMetrics;
-/// use agent_rl::progress::{progress_bar, progress_observer};
-/// use agent_rl::run_dir::RunDir;
+/// use agent_rl::algos::pipeline::PipelineObserver;
+/// use agent_rl::progress::StageProgress;
 ///
-/// let dir = tempfile::tempdir()?;
-/// let mut run = RunDir::create(dir.path())?;
-/// let bar = progress_bar(2, "SFT");
-/// let mut observe = progress_observer(&bar, run.metrics_sink("sft")?, |m| format!("loss {:.3}", m.loss));
-/// observe(&StepMetrics { step: 1, loss: 0.5, ..StepMetrics::default() });
-/// assert_eq!(bar.position(), 1);
-/// # Ok::<(), anyhow::Error>(())
+/// let mut progress = StageProgress::default();
+/// progress.stage_started("sft", 2, 0);
+/// progress.step("sft", &StepMetrics { step: 1, loss: 0.5, ..StepMetrics::default() });
+/// assert_eq!(progress.position(), Some(1));
+/// progress.stage_finished("sft");
 /// ```
-pub fn progress_observer(
-    progress: &ProgressBar,
-    sink: MetricsSink,
-    message: fn(&StepMetrics) -> String,
-) -> impl FnMut(&StepMetrics) + Send + 'static {
-    let progress = progress.clone();
-    move |m: &StepMetrics| {
-        if m.step as u64 > progress.length().unwrap_or(0) {
-            progress.set_length(m.step as u64);
+#[derive(Debug, Default)]
+pub struct StageProgress {
+    bar: Option<ProgressBar>,
+}
+
+impl StageProgress {
+    /// The current stage's step, while a stage runs.
+    pub fn position(&self) -> Option<u64> {
+        self.bar.as_ref().map(ProgressBar::position)
+    }
+}
+
+impl PipelineObserver for StageProgress {
+    fn stage_started(&mut self, stage: &str, total_steps: usize, first_step: usize) {
+        let bar = progress_bar(total_steps, &stage.to_uppercase());
+        bar.set_position(first_step as u64);
+        self.bar = Some(bar);
+    }
+
+    fn step(&mut self, stage: &str, metrics: &StepMetrics) {
+        let Some(bar) = &self.bar else { return };
+        if metrics.step as u64 > bar.length().unwrap_or(0) {
+            bar.set_length(metrics.step as u64);
         }
-        progress.set_message(message(m));
-        progress.set_position(m.step as u64);
-        sink.record(m);
+        bar.set_message(match stage {
+            "sft" => format!("loss {:.3}", metrics.loss),
+            _ => format!("reward {:.2}", metrics.reward),
+        });
+        bar.set_position(metrics.step as u64);
+    }
+
+    fn stage_finished(&mut self, _stage: &str) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish();
+        }
+    }
+
+    // The facade is the application layer: it may write to stderr (libraries never do).
+    #[allow(clippy::print_stderr)]
+    fn evaluated(&mut self, point: &str, scores: &ToolUseScores) {
+        let line = format!(
+            "held-out {point}: format {:.1}%, arguments {:.1}%, success {:.1}% ({} episodes)",
+            100.0 * scores.format_accuracy,
+            100.0 * scores.argument_match,
+            100.0 * scores.success_rate,
+            scores.episodes
+        );
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
     }
 }

@@ -114,7 +114,7 @@ fn train_sft_writes_config_metrics_and_final_model() {
     );
     assert_eq!(lines(&run.join("sft_metrics.jsonl")), 2);
     assert_eq!(lines(&run.join("sft_metrics.csv")), 3, "header + 2 steps");
-    assert!(read_json(&run.join("summary.json"))["last_eval_loss"].is_number());
+    assert!(read_json(&run.join("summary.json"))["sft"]["last_eval_loss"].is_number());
     assert_final_model(&run);
 }
 
@@ -153,6 +153,9 @@ fn train_grpo_writes_run_dir_and_resume_continues_the_global_step() {
     assert!(run.join("checkpoint-1").is_dir() && run.join("checkpoint-2").is_dir());
     assert_final_model(&run);
 
+    // A kill after step 2 was logged but before its checkpoint was complete: resume must go
+    // back to checkpoint-1 and log step 2 once, not twice.
+    std::fs::remove_dir_all(run.join("checkpoint-2")).unwrap();
     let longer = grpo_run_file(dir.path(), &run, 3);
     let out = succeed(&[
         "train",
@@ -165,11 +168,18 @@ fn train_grpo_writes_run_dir_and_resume_continues_the_global_step() {
     assert!(out.contains("global step 3"), "{out}");
     let state = read_json(&run.join("checkpoint-3/trainer_state.json"));
     assert_eq!(state["global_step"], 3);
-    assert_eq!(
-        lines(&run.join("grpo_metrics.jsonl")),
-        3,
-        "steps 1-2 kept, step 3 appended"
-    );
+    let steps: Vec<u64> = std::fs::read_to_string(run.join("grpo_metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["step"]
+                .as_f64()
+                .unwrap() as u64
+        })
+        .collect();
+    assert_eq!(steps, [1, 2, 3], "step 1 kept, steps 2-3 logged once each");
+    let curve = std::fs::read_to_string(run.join("reward_curve.svg")).unwrap();
+    assert!(curve.contains("step 3"), "the curve covers the whole run");
     assert_eq!(lines(&run.join("grpo_metrics.csv")), 4, "one header");
     assert_eq!(
         lines(&run.join("sft_metrics.jsonl")),
@@ -178,10 +188,12 @@ fn train_grpo_writes_run_dir_and_resume_continues_the_global_step() {
     );
     let summary = read_json(&run.join("summary.json"));
     assert!(
-        summary["before"].is_object() && summary["after"].is_object(),
-        "{summary}"
+        summary["before"].is_object()
+            && summary["after_sft"].is_object()
+            && summary["after"].is_object(),
+        "scores measured before the interruption are kept: {summary}"
     );
-    assert_eq!(summary["global_step"], 3);
+    assert_eq!(summary["grpo"]["global_step"], 3);
     assert!(run.join("config.resumed.json").is_file());
 }
 

@@ -77,6 +77,25 @@ pub enum AlgoError {
         /// What failed (the underlying I/O, JSON or recorder error).
         reason: String,
     },
+    /// A file of the run directory (metrics, summary, config, reward curve) could not be read or
+    /// written.
+    #[error("run directory file {}: {source}", .path.display())]
+    RunDirectory {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An [`Evaluator`](crate::pipeline::Evaluator) from another crate (a benchmark) failed.
+    #[error("evaluator `{name}` failed")]
+    Evaluator {
+        /// The evaluator.
+        name: String,
+        /// Its error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 impl AlgoError {

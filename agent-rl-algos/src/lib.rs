@@ -48,6 +48,7 @@
 //! | [`CurriculumSampler`] | difficulty levels, promotion, replay and new-scenario mixing |
 //! | [`StepMetrics`], [`TrainObserver`] | per-step metrics with TRL names, observer hook |
 //! | [`SftTrainer`], [`SftDataset`] | supervised fine-tuning: assistant-only masks, packing, accumulation |
+//! | [`pipeline::Pipeline`] | the training run: stages, evaluation between them, run directory, resume |
 //!
 //! No cargo features: backends are chosen by the application (the root `agent-rl` package).
 #![warn(missing_docs)]
@@ -62,6 +63,7 @@ pub mod kl;
 pub mod loss;
 pub mod metrics;
 pub mod optim;
+pub mod pipeline;
 pub mod reference;
 pub mod sft;
 pub mod toy;

@@ -6,12 +6,12 @@ use agent_rl_algos::toy::{
     ToyEnvironment, demonstration, toy_environments, toy_sft_dataset, toy_tasks, with_toy_template,
 };
 use agent_rl_algos::{SftConfig, evaluate_tool_use};
-use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
 use agent_rl_core::{
     Action, AgentLoopConfig, AssistantTurn, Environment, FinishReason, HermesToolCallParser,
     SamplingConfig, ToolCallParser, Trajectory,
 };
 use agent_rl_rewards::{Outcome, Reward, Sample, Target, ToolUseReward};
+use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
 use burn::module::AutodiffModule;
 
 /// The trajectory a perfect agent produces on `task`, built from the demonstration through the

@@ -41,11 +41,11 @@
 //! | a chat policy | [`BurnPolicy`] implementing [`Policy`] |
 //! | environments | [`Environment`], [`EnvironmentFactory`], [`Task`], [`Action`] |
 //!
-//! Features: `flex` (default: fused, row-parallel CPU kernels with hand-written backward passes
-//! for RMSNorm, the SiLU gate, softmax, RoPE, token scores, matrix products and the KV cache,
-//! used when the backend is burn's `Flex` or `Autodiff<Flex>`; every other backend runs plain
-//! tensor ops with the same results) and `test-utils` (tiny seeded models and the fixture
-//! tokenizer for downstream tests). The crate never picks a burn backend; the facade and tests
+//! Features (none on by default; they only add): `flex` — fused, row-parallel CPU kernels with
+//! hand-written backward passes for RMSNorm, the SiLU gate, softmax, RoPE, token scores, matrix
+//! products and the KV cache, used when the backend is burn's `Flex` or `Autodiff<Flex>`; every
+//! other backend runs plain tensor ops with the same results. The crate never picks a burn
+//! backend; the facade (`agent-rl`, whose default `flex` feature turns this one on) and tests
 //! do.
 #![warn(missing_docs)]
 
@@ -60,8 +60,6 @@ mod fused;
 pub mod generation;
 pub mod model;
 pub mod policy;
-#[cfg(any(test, feature = "test-utils"))]
-pub mod test_utils;
 pub mod tool_calls;
 pub mod trajectory;
 pub mod weights;

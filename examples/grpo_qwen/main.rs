@@ -19,6 +19,10 @@ mod real_model;
 
 use std::path::PathBuf;
 
+use agent_rl::algos::pipeline::PipelineBuilder;
+use agent_rl::progress::StageProgress;
+use anyhow::Context;
+use burn::tensor::backend::AutodiffBackend;
 use clap::Parser;
 
 /// Command-line options of the demo.
@@ -71,10 +75,30 @@ fn main() -> anyhow::Result<()> {
     if args.model.is_some() || args.bfcl.is_some() {
         return real_model::run(&args);
     }
-    let outcome = pipeline::run::<agent_rl::backend::CpuTrainBackend>(&args)?;
-    println!("{}", outcome.table());
+    pipeline::run::<agent_rl::backend::CpuTrainBackend>(&args)
+}
+
+/// Runs `pipeline` into `--run-dir` with progress bars, prints the held-out table and writes
+/// the `--summary` file: the end both jobs of the demo share.
+///
+/// # Errors
+/// Pipeline errors; a summary file that cannot be written.
+#[allow(clippy::print_stdout)]
+pub fn run_and_report<B: AutodiffBackend>(
+    pipeline: PipelineBuilder<B>,
+    args: &Args,
+    record: serde_json::Value,
+) -> anyhow::Result<()> {
+    let report = pipeline
+        .with_run_dir(&args.run_dir)
+        .with_config_record(record)
+        .with_observer(StageProgress::default())
+        .build()?
+        .run()?;
+    println!("{}", report.scores_table());
     if let Some(path) = &args.summary {
-        std::fs::write(path, serde_json::to_string_pretty(&outcome.summary()?)?)?;
+        std::fs::write(path, serde_json::to_string_pretty(&report.scores_json())?)
+            .with_context(|| format!("writing {}", path.display()))?;
         println!("summary written to {}", path.display());
     }
     println!("run directory: {}", args.run_dir.display());

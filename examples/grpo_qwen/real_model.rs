@@ -9,30 +9,27 @@
 //! Steps: load the snapshot (`config.json`, safetensors, tokenizer files), turn the BFCL entries
 //! of `--categories` into training tasks ([`training_tasks`]: the entry's messages, its functions
 //! as tools, its possible answers as the target), split off a held-out part
-//! ([`split_train_held_out`], seeded), score the held-out entries with [`BfclRunner`] (greedy),
+//! ([`split_train_held_out`], seeded), score the held-out entries with [`BfclEvaluator`] (greedy),
 //! train with GRPO and `ToolUseReward::default()` (format 1, arguments 1, outcome 2, guards on)
 //! on single-turn rollouts (no environment: the calls are the result), score again, print the
 //! table, write `--summary` and the run directory (config, metrics, reward curve, final model).
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_rl::algos::{GrpoConfig, GrpoTrainer, LrSchedule};
+use agent_rl::algos::pipeline::{GrpoStage, Pipeline};
+use agent_rl::algos::{GrpoConfig, LrSchedule};
 use agent_rl::backend::{DeviceKind, probe_cuda};
 use agent_rl::core::weights::{LoadOptions, load_pretrained};
-use agent_rl::core::{BurnPolicy, ChatTokenizer, SamplingConfig, Task};
+use agent_rl::core::{ChatTokenizer, SamplingConfig};
 use agent_rl::eval::bfcl::{
-    BfclDataset, BfclReport, BfclRunConfig, BfclRunner, Category, CheckOptions,
-    split_train_held_out, training_tasks,
+    BfclDataset, BfclEvaluator, BfclRunConfig, Category, CheckOptions, split_train_held_out,
+    training_tasks,
 };
-use agent_rl::progress::{progress_bar, progress_observer};
 use agent_rl::rewards::ToolUseReward;
-use agent_rl::run_dir::RunDir;
 use anyhow::Context;
-use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::Args;
 
@@ -64,23 +61,6 @@ pub struct RealModelArgs {
     /// GRPO learning rate for `--model` (the tiny demo's `--grpo-lr` does not apply).
     #[arg(long, default_value_t = 1e-6)]
     pub bfcl_learning_rate: f64,
-}
-
-/// Scores of one evaluation of the held-out split.
-struct Scores {
-    report: BfclReport,
-    entries: usize,
-}
-
-impl Scores {
-    fn json(&self) -> Value {
-        json!({
-            "format_accuracy": self.report.format_accuracy,
-            "argument_match": self.report.argument_match_rate,
-            "success_rate": self.report.end_to_end_success,
-            "episodes": self.entries,
-        })
-    }
 }
 
 /// Runs the job on the device `--device` names.
@@ -135,8 +115,6 @@ fn run_on<B: AutodiffBackend>(
         train.len(),
         held_out.len()
     );
-    let held_out_data = only(&dataset, &held_out);
-
     let mut grpo = GrpoConfig {
         num_generations: options.num_generations,
         prompts_per_step: args.prompts_per_step,
@@ -148,88 +126,29 @@ fn run_on<B: AutodiffBackend>(
     .with_max_completion_length(options.max_new_tokens);
     grpo.optimizer.learning_rate = options.bfcl_learning_rate;
     grpo.optimizer.lr_scheduler_type = LrSchedule::Constant;
-    let mut run_dir = RunDir::create(&args.run_dir)?;
-    run_dir.write_json(
-        "config.json",
-        &json!({
-            "model": model_dir, "bfcl": bfcl_dir, "categories": categories,
-            "limit": options.limit, "held_out_fraction": options.held_out_fraction,
-            "train_tasks": train.len(), "held_out_tasks": held_out.len(), "seed": args.seed,
-            "grpo": serde_json::to_value(&grpo)?,
-            "reward": "ToolUseReward::default() (format 1, arguments 1, outcome 2, guards on)",
-        }),
-    )?;
-
-    let evaluate = |model: &agent_rl::core::Qwen2ForCausalLm<B>| -> anyhow::Result<Scores> {
-        let config = BfclRunConfig {
+    let record = json!({
+        "model": model_dir, "bfcl": bfcl_dir, "categories": categories,
+        "limit": options.limit, "held_out_fraction": options.held_out_fraction,
+        "train_tasks": train.len(), "held_out_tasks": held_out.len(), "seed": args.seed,
+        "grpo": serde_json::to_value(&grpo)?,
+        "reward": "ToolUseReward::default() (format 1, arguments 1, outcome 2, guards on)",
+    });
+    let evaluator = BfclEvaluator::for_tasks(
+        &dataset,
+        &held_out,
+        version,
+        BfclRunConfig {
             sampling: SamplingConfig::greedy(options.max_new_tokens),
             ..BfclRunConfig::default()
-        };
-        let mut policy = BurnPolicy::new(model.valid(), Arc::clone(&tokenizer));
-        let run = BfclRunner::new(&held_out_data, version, config).run(&mut policy)?;
-        Ok(Scores {
-            report: run.report,
-            entries: held_out.len(),
-        })
-    };
+        },
+    );
     println!(
         "{} training / {} held-out BFCL tasks; evaluating before training",
         train.len(),
         held_out.len()
     );
-    let before = evaluate(&model)?;
-
-    let progress = progress_bar(grpo.max_steps, "GRPO");
-    let mut trainer = GrpoTrainer::builder(model, Arc::clone(&tokenizer))
-        .with_config(grpo)
-        .add_reward(ToolUseReward::default())
-        .with_observer(progress_observer(
-            &progress,
-            run_dir.metrics_sink("grpo")?,
-            |m| format!("reward {:.2}", m.reward),
-        ))
-        .build()?;
-    trainer.train(&train)?;
-    progress.finish();
-    let model = trainer.into_model();
-    let after = evaluate(&model)?;
-    run_dir.finish(&model.valid(), &tokenizer)?;
-
-    let summary = json!({"before": before.json(), "after": after.json()});
-    run_dir.write_json("summary.json", &summary)?;
-    println!("{}", table(&before, &after));
-    if let Some(path) = &args.summary {
-        std::fs::write(path, serde_json::to_string_pretty(&summary)?)
-            .with_context(|| format!("writing {}", path.display()))?;
-        println!("summary written to {}", path.display());
-    }
-    println!("run directory: {}", args.run_dir.display());
-    Ok(())
-}
-
-/// The entries of `dataset` whose ids are among `tasks`, so the runner scores exactly those.
-fn only(dataset: &BfclDataset, tasks: &[Task]) -> BfclDataset {
-    let ids: HashSet<&str> = tasks.iter().map(|task| task.id.as_str()).collect();
-    let mut subset = dataset.clone();
-    for entries in subset.categories.values_mut() {
-        entries.retain(|entry| ids.contains(entry.id.as_str()));
-    }
-    subset.categories.retain(|_, entries| !entries.is_empty());
-    subset
-}
-
-fn table(before: &Scores, after: &Scores) -> String {
-    let mut out = String::from(
-        "| held-out BFCL tasks | format accuracy | argument match | success rate |\n\
-         |---|---:|---:|---:|\n",
-    );
-    for (name, scores) in [("before training", before), ("after GRPO", after)] {
-        out.push_str(&format!(
-            "| {name} | {:.1}% | {:.1}% | {:.1}% |\n",
-            100.0 * scores.report.format_accuracy,
-            100.0 * scores.report.argument_match_rate,
-            100.0 * scores.report.end_to_end_success
-        ));
-    }
-    out
+    let pipeline = Pipeline::builder(model, tokenizer)
+        .add_stage(GrpoStage::new(grpo, train).add_reward(ToolUseReward::default()))
+        .with_evaluator(evaluator);
+    super::run_and_report(pipeline, args, record)
 }

@@ -22,7 +22,8 @@ use crate::optim::init_adamw;
 ///
 /// ```
 /// use agent_rl_algos::{GrpoConfig, GrpoTrainer, MetricsHistory};
-/// use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
+/// use agent_rl_algos::toy::{toy_model_config, toy_tokenizer};
+/// use agent_rl_core::weights::random_model;
 /// use agent_rl_core::{Message, Task};
 /// use agent_rl_rewards::ToolUseReward;
 /// use burn::backend::{Autodiff, Flex};
@@ -35,7 +36,7 @@ use crate::optim::init_adamw;
 ///     ..GrpoConfig::default()
 /// }
 /// .with_max_completion_length(4);
-/// let mut trainer = GrpoTrainer::builder(tiny_qwen2::<B>(0, &Default::default()), tiny_tokenizer()?)
+/// let mut trainer = GrpoTrainer::builder(random_model::<B>(&toy_model_config(), 0, 0.05, &Default::default())?, toy_tokenizer()?)
 ///     .with_config(config)
 ///     .add_reward(ToolUseReward::default())
 ///     .with_observer(MetricsHistory::default())

@@ -8,6 +8,7 @@ mod reward_stack;
 mod step;
 mod task_order;
 mod trainer;
+mod update;
 
 pub use builder::GrpoTrainerBuilder;
 pub use checkpoint::TrainerState;

@@ -1,47 +1,21 @@
-//! One generation step of [`GrpoTrainer`]: rollouts, rewards, advantages, μ optimiser steps.
+//! One generation step of [`GrpoTrainer`]: rollouts, rewards, advantages, then the μ optimiser
+//! steps of `update.rs`, and the step's metrics.
 
 use std::time::Instant;
 
-use agent_rl_core::generation::{token_logprobs, token_scores};
-use agent_rl_core::{AgentLoop, AgentLoopConfig, Episode, Qwen2ForCausalLm, SamplingConfig, Task};
+use agent_rl_core::{AgentLoop, AgentLoopConfig, Episode, SamplingConfig, Task};
 use agent_rl_rewards::{Outcome, Sample, Target};
 use burn::module::AutodiffModule;
-use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::{Int, Tensor};
 
-use super::batch::TokenRows;
 use super::task_order::TaskOrder;
 use super::trainer::GrpoTrainer;
+use super::update::UpdateOutcome;
 use crate::advantages::{
     frac_reward_zero_std, group_advantages_with_missing, group_reward_std, informative_completions,
 };
 use crate::error::Result;
-use crate::loss::{GrpoLoss, GrpoLossInputs, GrpoLossMetrics, completion_loss_mask};
 use crate::metrics::{CompletionStats, StepMetrics};
-use crate::optim::clip_grad_norm;
-use crate::reference::sync_reference_model;
-
-/// One micro-batch, ready for the loss.
-struct MicroBatch<B: AutodiffBackend> {
-    ids: Tensor<B, 2, Int>,
-    inner_ids: Tensor<B::InnerBackend, 2, Int>,
-    attention: Vec<Vec<bool>>,
-    completion_len: usize,
-    mask: Tensor<B, 2>,
-    advantages: Tensor<B, 1>,
-    old_logps: Option<Tensor<B, 2>>,
-    ref_logps: Option<Tensor<B, 2>>,
-}
-
-/// What the optimiser steps of one generation step produced.
-#[derive(Default)]
-struct UpdateOutcome {
-    loss: f32,
-    grad_norm: Option<f32>,
-    entropy: Option<f32>,
-    loss_metrics: GrpoLossMetrics,
-}
 
 /// Mixes the run seed and the optimiser step into the sampler seed of a generation step.
 fn step_seed(seed: u64, step: usize) -> u64 {
@@ -49,34 +23,6 @@ fn step_seed(seed: u64, step: usize) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-/// Averages loss metrics over micro-batches and iterations (min / max for the extremes).
-fn average_metrics(all: &[GrpoLossMetrics]) -> GrpoLossMetrics {
-    if all.is_empty() {
-        return GrpoLossMetrics::default();
-    }
-    let n = all.len() as f32;
-    let mean = |f: fn(&GrpoLossMetrics) -> f32| all.iter().map(f).sum::<f32>() / n;
-    let kls: Vec<f32> = all.iter().filter_map(|m| m.kl).collect();
-    GrpoLossMetrics {
-        kl: (!kls.is_empty()).then(|| kls.iter().sum::<f32>() / kls.len() as f32),
-        clip_ratio_low_mean: mean(|m| m.clip_ratio_low_mean),
-        clip_ratio_high_mean: mean(|m| m.clip_ratio_high_mean),
-        clip_ratio_region_mean: mean(|m| m.clip_ratio_region_mean),
-        clip_ratio_low_min: all
-            .iter()
-            .map(|m| m.clip_ratio_low_min)
-            .fold(f32::NAN, f32::min),
-        clip_ratio_high_max: all
-            .iter()
-            .map(|m| m.clip_ratio_high_max)
-            .fold(f32::NAN, f32::max),
-    }
-}
-
-fn host_sum<B: burn::tensor::backend::Backend>(tensor: Tensor<B, 2>) -> f32 {
-    tensor.sum().into_data().iter::<f32>().next().unwrap_or(0.0)
 }
 
 impl<B: AutodiffBackend> GrpoTrainer<B> {
@@ -174,165 +120,6 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             rollout_secs,
         );
         Ok((metrics, successes))
-    }
-
-    /// Builds the micro-batches and takes `iterations` optimiser steps.
-    fn update(
-        &mut self,
-        policy: &Qwen2ForCausalLm<B::InnerBackend>,
-        episodes: &[Episode],
-        advantages: &[f32],
-        selected: &[usize],
-        iterations: usize,
-    ) -> Result<UpdateOutcome> {
-        let config = &self.config;
-        let device = self.model().device();
-        let pad_id = self
-            .tokenizer
-            .pad_id
-            .or_else(|| self.tokenizer.eos_ids.first().copied())
-            .unwrap_or(0);
-        let temperature = config.sampling.temperature;
-        let chunks = config
-            .optimizer
-            .gradient_accumulation_steps
-            .min(selected.len());
-        let chunk_size = selected.len().div_ceil(chunks);
-        let mut loss_fn = GrpoLoss::from_config(config);
-        let mut micro = Vec::with_capacity(chunks);
-        let mut active_tokens = 0.0f32;
-        for chunk in selected.chunks(chunk_size) {
-            let members: Vec<&Episode> = chunk.iter().map(|&i| &episodes[i]).collect();
-            let rows = TokenRows::new(&members, pad_id);
-            let width = rows.completion_len;
-            let mask = completion_loss_mask::<B>(
-                &rows.policy_tokens,
-                &rows.truncated,
-                config.mask_truncated_completions,
-                width,
-                &device,
-            )?;
-            active_tokens += host_sum(mask.clone());
-            let chunk_advantages: Vec<f32> = chunk.iter().map(|&i| advantages[i]).collect();
-            let inner_ids = rows.ids_tensor::<B::InnerBackend>(&device);
-            let old_logps = (config.num_iterations > 1).then(|| {
-                Tensor::from_inner(token_logprobs(
-                    policy,
-                    inner_ids.clone(),
-                    &rows.attention,
-                    width,
-                    temperature,
-                ))
-            });
-            micro.push(MicroBatch::<B> {
-                ids: rows.ids_tensor::<B>(&device),
-                inner_ids,
-                attention: rows.attention,
-                completion_len: width,
-                mask,
-                advantages: Tensor::from_floats(chunk_advantages.as_slice(), &device),
-                old_logps,
-                ref_logps: None,
-            });
-        }
-        // The frozen reference scores every micro-batch as one rayon task while another runs
-        // the first policy forward: on a CPU backend part of either pass is single-threaded, so
-        // the two overlap instead of taking turns (on a rayon thread, the kernels' own parallel
-        // loops share the pool instead of queueing work from outside it).
-        let score = |model: &Qwen2ForCausalLm<B>, batch: &MicroBatch<B>| {
-            token_scores(
-                model,
-                batch.ids.clone(),
-                &batch.attention,
-                batch.completion_len,
-                temperature,
-            )
-        };
-        let reference = self.reference.as_ref();
-        let policy = self.model();
-        let (reference_logps, mut first_scores) = rayon::join(
-            || {
-                reference.map(|reference| {
-                    micro
-                        .iter()
-                        .map(|batch| {
-                            token_logprobs(
-                                reference,
-                                batch.inner_ids.clone(),
-                                &batch.attention,
-                                batch.completion_len,
-                                temperature,
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                })
-            },
-            || micro.first().map(|batch| score(policy, batch)),
-        );
-        if let Some(reference_logps) = reference_logps {
-            for (batch, logps) in micro.iter_mut().zip(reference_logps) {
-                batch.ref_logps = Some(Tensor::from_inner(logps));
-            }
-        }
-        loss_fn.gradient_accumulation_steps = micro.len();
-        let max_norm = config.optimizer.max_grad_norm.unwrap_or(f32::INFINITY);
-        let mut outcome = UpdateOutcome::default();
-        let mut all_metrics = Vec::new();
-        let (mut entropy_sum, mut loss_sum) = (0.0f32, 0.0f32);
-        for iteration in 0..iterations {
-            let model = self.model();
-            let mut accumulator = GradientsAccumulator::<Qwen2ForCausalLm<B>>::new();
-            for batch in &micro {
-                let scores = first_scores.take().unwrap_or_else(|| score(model, batch));
-                if iteration == 0 {
-                    entropy_sum += host_sum(scores.entropies.detach() * batch.mask.clone());
-                }
-                let out = loss_fn.forward(GrpoLossInputs {
-                    logps: scores.logprobs,
-                    old_logps: batch.old_logps.clone(),
-                    ref_logps: batch.ref_logps.clone(),
-                    advantages: batch.advantages.clone(),
-                    mask: batch.mask.clone(),
-                    num_items_in_batch: Some(active_tokens),
-                })?;
-                loss_sum += out
-                    .loss
-                    .clone()
-                    .into_data()
-                    .iter::<f32>()
-                    .next()
-                    .unwrap_or(f32::NAN);
-                all_metrics.push(out.metrics);
-                let grads = GradientsParams::from_grads(out.loss.backward(), model);
-                accumulator.accumulate(model, grads);
-            }
-            let (grads, norm) = clip_grad_norm(model, accumulator.grads(), max_norm);
-            outcome.grad_norm = Some(norm);
-            if norm.is_finite() {
-                let step = self.global_step + iteration;
-                let lr = config.optimizer.learning_rate_at(step, config.max_steps);
-                let model = self
-                    .model
-                    .take()
-                    .expect("the model is present outside optimiser steps");
-                self.model = Some(self.optimizer.step(lr, model, grads));
-                let done = step + 1;
-                if config.sync_ref_model
-                    && done.is_multiple_of(config.ref_model_sync_steps)
-                    && let Some(reference) = self.reference.take()
-                {
-                    self.reference = Some(sync_reference_model(
-                        reference,
-                        &self.model().valid(),
-                        config.ref_model_mixup_alpha,
-                    )?);
-                }
-            }
-        }
-        outcome.loss = loss_sum / iterations as f32;
-        outcome.entropy = Some(entropy_sum / active_tokens.max(1.0));
-        outcome.loss_metrics = average_metrics(&all_metrics);
-        Ok(outcome)
     }
 
     fn step_metrics(

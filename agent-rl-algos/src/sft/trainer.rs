@@ -74,16 +74,17 @@ pub struct EvalResult {
 /// ```
 /// use agent_rl_algos::sft::{SftDataset, SftTrainer};
 /// use agent_rl_algos::SftConfig;
-/// use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
+/// use agent_rl_algos::toy::{toy_model_config, toy_tokenizer};
+/// use agent_rl_core::weights::random_model;
 /// use burn::backend::{Autodiff, Flex};
 ///
-/// let model = tiny_qwen2::<Autodiff<Flex>>(0, &Default::default());
+/// let model = random_model::<Autodiff<Flex>>(&toy_model_config(), 0, 0.05, &Default::default())?;
 /// let data = SftDataset::from_jsonl_str(
 ///     r#"{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}"#,
 ///     "inline.jsonl",
 /// )?;
 /// let config = SftConfig { max_steps: Some(2), batch_size: 1, ..SftConfig::default() };
-/// let mut trainer = SftTrainer::builder(model, tiny_tokenizer()?)
+/// let mut trainer = SftTrainer::builder(model, toy_tokenizer()?)
 ///     .with_config(config)
 ///     .with_observer(|m: &agent_rl_algos::StepMetrics| assert!(m.loss.is_finite()))
 ///     .build()?;

@@ -1,4 +1,8 @@
-//! A synthetic tool-use task family for demos, tests and smoke runs: three tools
+//! The embedded demo's task family: what `cargo run --example grpo_qwen` and
+//! `agent-rl train grpo --config examples/configs/grpo_toy.toml` train on, and what the learning
+//! tests prove learning with — a public, supported way to try the library with no download, not
+//! a test helper. It holds the demo's model shape ([`toy_model_config`]), tokenizer
+//! ([`toy_tokenizer`], embedded) and chat template, and a synthetic tool-use family: three tools
 //! (`get_weather`, `get_time`, `add`), requests whose arguments must be extracted from the text,
 //! an environment that executes the calls, and a checkable final answer (the tool's result).
 //!
@@ -27,4 +31,4 @@ mod template;
 pub use environment::{ToyEnvironment, execute_toy_call, toy_environments, toy_salt};
 pub use model::toy_model_config;
 pub use tasks::{ToyKind, demonstration, toy_call_tasks, toy_sft_dataset, toy_tasks, toy_tools};
-pub use template::{TOY_CHAT_TEMPLATE, with_toy_template};
+pub use template::{TOY_CHAT_TEMPLATE, toy_tokenizer, with_toy_template};

@@ -55,3 +55,26 @@ pub fn with_toy_template(tokenizer: &ChatTokenizer) -> Result<ChatTokenizer, Cor
         tokenizer.pad_id,
     ))
 }
+
+/// The demo's tokenizer, embedded in the crate: a byte-level BPE (384 ids, `<|im_end|>` = eos,
+/// `<|endoftext|>` = pad) trained by agent-rl-core's fixture script on our own text, with
+/// [`TOY_CHAT_TEMPLATE`]. Needs no files at run time.
+///
+/// ```
+/// let tokenizer = agent_rl_algos::toy::toy_tokenizer()?;
+/// assert_eq!(tokenizer.vocab_size(), 384);
+/// # Ok::<(), agent_rl_core::CoreError>(())
+/// ```
+///
+/// # Errors
+/// Only if the embedded asset were broken (a test checks it).
+pub fn toy_tokenizer() -> Result<ChatTokenizer, CoreError> {
+    const TOKENIZER_JSON: &str = include_str!("tokenizer.json");
+    let plain = ChatTokenizer::from_json_str(
+        TOKENIZER_JSON,
+        "agent-rl-algos/src/toy/tokenizer.json",
+        "<|im_end|>",
+        Some("<|endoftext|>"),
+    )?;
+    with_toy_template(&plain)
+}

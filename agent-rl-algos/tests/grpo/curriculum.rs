@@ -1,8 +1,8 @@
 //! Curriculum training: episode outcomes flow back into the sampler, which promotes.
 
 use agent_rl_algos::{CurriculumConfig, CurriculumSampler, GrpoConfig, GrpoTrainer};
-use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
 use agent_rl_core::{Message, Task};
+use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
 use serde_json::json;
 
 use super::common::chars_per_token;

@@ -1,7 +1,7 @@
 //! The learning proof: GRPO raises a toy reward on the tiny model within seconds.
 
 use agent_rl_algos::{GrpoConfig, GrpoTrainer, LossType, LrSchedule};
-use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
+use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
 
 use super::common::{digit_share, prompts};
 use crate::B;

@@ -2,11 +2,11 @@
 //! still trains.
 
 use agent_rl_algos::{GrpoConfig, GrpoTrainer};
-use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
 use agent_rl_core::{
     Action, AgentLoop, AgentLoopConfig, Environment, EnvironmentFactory, HermesToolCallParser,
     Message, SamplingConfig, StepOutcome, Task,
 };
+use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
 use burn::module::AutodiffModule;
 
 use super::common::{chars_per_token, parameters, prompts};

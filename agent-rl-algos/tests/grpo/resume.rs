@@ -1,7 +1,7 @@
 //! Checkpoint and resume: a resumed run ends exactly where the uninterrupted one does.
 
 use agent_rl_algos::{GrpoConfig, GrpoTrainer};
-use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
+use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
 
 use super::common::{chars_per_token, parameters, prompts};
 use crate::B;

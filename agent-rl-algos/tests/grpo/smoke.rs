@@ -1,7 +1,7 @@
 //! Smoke test: two generation steps with every option that adds work switched on.
 
 use agent_rl_algos::{GrpoConfig, GrpoTrainer, MetricsHistory};
-use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
+use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
 
 use super::common::{chars_per_token, digit_share, parameters, prompts};
 use crate::B;

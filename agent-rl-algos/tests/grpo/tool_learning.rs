@@ -1,21 +1,18 @@
-//! The learning proof on tool use: after a short SFT warm-up, single-turn GRPO with the standard
+//! The learning proof on tool use, run through the library's [`Pipeline`] as the CLI and the
+//! demo run: after a short SFT warm-up, single-turn GRPO with the standard
 //! reward recipe (and a KL term to the warm-up model) raises the mean reward, the rollouts' and
 //! the held-out exact-call success of a tiny model.
 
 use std::sync::Arc;
 
-use agent_rl_algos::sft::SftTrainer;
+use agent_rl_algos::pipeline::{GrpoStage, Pipeline, SftStage, ToolUseEvaluator};
 use agent_rl_algos::toy::{
-    toy_call_tasks, toy_model_config, toy_sft_dataset, toy_tasks, with_toy_template,
+    toy_call_tasks, toy_model_config, toy_sft_dataset, toy_tasks, toy_tokenizer,
 };
-use agent_rl_algos::{
-    GrpoConfig, GrpoTrainer, LrSchedule, OptimizerConfig, SftConfig, evaluate_tool_use,
-};
-use agent_rl_core::test_utils::tiny_tokenizer;
+use agent_rl_algos::{GrpoConfig, LrSchedule, OptimizerConfig, SftConfig};
 use agent_rl_core::weights::random_model;
-use agent_rl_core::{AgentLoopConfig, HermesToolCallParser, Qwen2Config, SamplingConfig};
+use agent_rl_core::{AgentLoopConfig, Qwen2Config, SamplingConfig};
 use agent_rl_rewards::ToolUseReward;
-use burn::module::AutodiffModule;
 
 use crate::B;
 
@@ -26,8 +23,7 @@ fn grpo_after_sft_raises_reward_and_held_out_call_success() {
         max_position_embeddings: 512,
         ..toy_model_config()
     };
-    let tokenizer =
-        Arc::new(with_toy_template(&tiny_tokenizer().expect("tokenizer")).expect("template"));
+    let tokenizer = Arc::new(toy_tokenizer().expect("tokenizer"));
     let model = random_model::<B>(&config, 1, 0.05, &Default::default()).expect("model");
     // Thousands of distinct requests: the model must learn to copy arguments, not memorise.
     // GRPO revisits the warm-up's requests (judged on the call alone); held-out ones are new.
@@ -47,31 +43,6 @@ fn grpo_after_sft_raises_reward_and_held_out_call_success() {
         },
         ..SftConfig::default()
     };
-    let mut warmup = SftTrainer::builder(model, Arc::clone(&tokenizer))
-        .with_config(sft)
-        .build()
-        .expect("sft trainer");
-    warmup.train(&sft_rows).expect("sft runs");
-    let model = warmup.into_model();
-    let evaluate = |model: &agent_rl_core::Qwen2ForCausalLm<B>| {
-        let config = AgentLoopConfig {
-            sampling: SamplingConfig::greedy(64),
-            max_tool_iterations: 1,
-            max_prompt_length: None,
-            max_tool_calls_per_turn: None,
-        };
-        evaluate_tool_use(
-            &model.valid(),
-            &tokenizer,
-            &HermesToolCallParser::default(),
-            &held_out,
-            None,
-            config,
-        )
-        .expect("evaluates")
-    };
-    let before = evaluate(&model);
-
     // RL on a tiny model is chaotic: a last-bit change in the kernels moves the sampled tokens and
     // so the run. With the KL term (beta 0.04), GRPO seeds 1..=8 raised the mean reward by +0.15
     // to +0.80 and the rollouts' exact-call success by +0.03 to +0.22 on every seed, and the
@@ -89,13 +60,22 @@ fn grpo_after_sft_raises_reward_and_held_out_call_success() {
     .with_max_completion_length(64);
     grpo.optimizer.learning_rate = 2e-3;
     grpo.optimizer.lr_scheduler_type = LrSchedule::Constant;
-    let mut trainer = GrpoTrainer::builder(model, Arc::clone(&tokenizer))
-        .with_config(grpo)
-        .add_reward(ToolUseReward::default())
+    let evaluator = ToolUseEvaluator::new(held_out, 64).with_loop_config(AgentLoopConfig {
+        sampling: SamplingConfig::greedy(64),
+        max_tool_iterations: 1,
+        ..AgentLoopConfig::default()
+    });
+    let run = Pipeline::builder(model, tokenizer)
+        .add_stage(SftStage::new(sft, sft_rows))
+        .add_stage(GrpoStage::new(grpo, train).add_reward(ToolUseReward::default()))
+        .with_evaluator(evaluator)
         .build()
-        .expect("grpo trainer");
-    let report = trainer.train(&train).expect("grpo runs");
-    let after = evaluate(trainer.model());
+        .expect("pipeline")
+        .run()
+        .expect("pipeline runs");
+    let before = *run.score("after_sft").expect("scored after the warm-up");
+    let after = *run.score("after").expect("scored after GRPO");
+    let report = run.grpo().expect("GRPO ran").clone();
     let first = report.mean_reward(0..20).expect("steps");
     let last = report.mean_reward(60..80).expect("steps");
     // The share of rollouts whose call was exactly right (the outcome reward is 1 or 0).

@@ -4,8 +4,8 @@ use agent_rl_algos::sft::{
     SftDataset, SftExample, SftTrainer, TextOrMessages, TokenizedExample, tokenize_example,
 };
 use agent_rl_algos::{AlgoError, SftConfig};
-use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
 use agent_rl_core::{ChatTemplate, ChatTokenizer, Message, ToolCall};
+use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
 use serde_json::json;
 
 use super::common::{conversation, tools};

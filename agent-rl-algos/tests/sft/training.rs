@@ -2,7 +2,7 @@
 
 use agent_rl_algos::sft::{SftDataset, SftTrainer};
 use agent_rl_algos::{LrSchedule, OptimizerConfig, SftConfig, StepMetrics};
-use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
+use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
 use std::sync::{Arc, Mutex};
 
 use super::common::tool_call_dataset;

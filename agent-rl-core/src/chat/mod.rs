@@ -5,6 +5,6 @@ mod python_json;
 mod template;
 mod tokenizer;
 
-pub use python_json::to_python_json;
+pub use python_json::{python_float_repr, to_python_json, to_python_json_ascii};
 pub use template::ChatTemplate;
 pub use tokenizer::ChatTokenizer;

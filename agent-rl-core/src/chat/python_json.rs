@@ -1,14 +1,26 @@
-//! JSON text exactly as Python's `json.dumps(…, ensure_ascii=False)` writes it.
+//! JSON text exactly as Python's `json.dumps` writes it — the one Python-compatible JSON writer
+//! of the workspace.
 //!
-//! HF chat templates call `tojson`, which transformers maps to `json.dumps`: `", "` and `": "`
-//! separators, keys in insertion order, floats in Python's `repr` (`1e-07`, `1e+16`, `2.0`), and
-//! non-ASCII characters written as themselves. Templates render tool schemas and call arguments
-//! with it, so any difference changes the tokens the model sees.
+//! HF chat templates call `tojson`, which transformers maps to `json.dumps(…,
+//! ensure_ascii=False)`: `", "` and `": "` separators, keys in insertion order, floats in
+//! Python's `repr` (`1e-07`, `1e+16`, `2.0`), and non-ASCII characters written as themselves.
+//! Templates render tool schemas and call arguments with it, so any difference changes the
+//! tokens the model sees. Benchmarks whose tools answer with plain `json.dumps(…)` (τ-bench)
+//! need `ensure_ascii=True`: [`to_python_json_ascii`].
 
 use serde_json::Value;
 
-/// Python's `repr(float)`.
-fn python_float(x: f64) -> String {
+/// Python's `repr(float)`: shortest round-trip digits, fixed notation when the decimal exponent
+/// lies in `-4 < decpt <= 16`, scientific (`1e+16`, `1.5e-05`) otherwise; `NaN`, `Infinity`
+/// as `json.dumps` writes them.
+///
+/// ```
+/// use agent_rl_core::chat::python_float_repr;
+/// assert_eq!(python_float_repr(100.0), "100.0");
+/// assert_eq!(python_float_repr(1e16), "1e+16");
+/// assert_eq!(python_float_repr(-1.5e-5), "-1.5e-05");
+/// ```
+pub fn python_float_repr(x: f64) -> String {
     if x.is_nan() {
         return "NaN".into();
     }
@@ -54,7 +66,7 @@ fn python_float(x: f64) -> String {
     format!("{sign}{body}")
 }
 
-fn write_string(out: &mut String, text: &str) {
+fn write_string(out: &mut String, text: &str, ensure_ascii: bool) {
     out.push('"');
     for c in text.chars() {
         match c {
@@ -66,19 +78,32 @@ fn write_string(out: &mut String, text: &str) {
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if ensure_ascii && !c.is_ascii() => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
             c => out.push(c),
         }
     }
     out.push('"');
 }
 
-fn write_value(
-    out: &mut String,
-    value: &Value,
+/// The `json.dumps` settings the writer follows.
+#[derive(Debug, Clone, Copy)]
+struct Style {
     indent: Option<usize>,
     sort_keys: bool,
-    depth: usize,
-) {
+    ensure_ascii: bool,
+}
+
+fn write_value(out: &mut String, value: &Value, style: Style, depth: usize) {
+    let Style {
+        indent,
+        sort_keys,
+        ensure_ascii,
+    } = style;
     let newline = |out: &mut String, depth: usize| {
         if let Some(width) = indent {
             out.push('\n');
@@ -92,10 +117,10 @@ fn write_value(
         Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
             (Some(i), _, _) => out.push_str(&i.to_string()),
             (_, Some(u), _) => out.push_str(&u.to_string()),
-            (_, _, Some(f)) => out.push_str(&python_float(f)),
+            (_, _, Some(f)) => out.push_str(&python_float_repr(f)),
             _ => out.push_str(&n.to_string()),
         },
-        Value::String(s) => write_string(out, s),
+        Value::String(s) => write_string(out, s, ensure_ascii),
         Value::Array(items) => {
             if items.is_empty() {
                 out.push_str("[]");
@@ -107,7 +132,7 @@ fn write_value(
                     out.push_str(item_separator);
                 }
                 newline(out, depth + 1);
-                write_value(out, item, indent, sort_keys, depth + 1);
+                write_value(out, item, style, depth + 1);
             }
             newline(out, depth);
             out.push(']');
@@ -127,9 +152,9 @@ fn write_value(
                     out.push_str(item_separator);
                 }
                 newline(out, depth + 1);
-                write_string(out, key);
+                write_string(out, key, ensure_ascii);
                 out.push_str(": ");
-                write_value(out, item, indent, sort_keys, depth + 1);
+                write_value(out, item, style, depth + 1);
             }
             newline(out, depth);
             out.push('}');
@@ -147,7 +172,31 @@ fn write_value(
 /// ```
 pub fn to_python_json(value: &Value, indent: Option<usize>, sort_keys: bool) -> String {
     let mut out = String::new();
-    write_value(&mut out, value, indent, sort_keys, 0);
+    let style = Style {
+        indent,
+        sort_keys,
+        ensure_ascii: false,
+    };
+    write_value(&mut out, value, style, 0);
+    out
+}
+
+/// Serialises `value` as plain `json.dumps(value)` does: insertion order, `", "` / `": "`
+/// separators, non-ASCII text escaped as `\uXXXX` (UTF-16 units).
+///
+/// ```
+/// use agent_rl_core::chat::to_python_json_ascii;
+/// let v = serde_json::json!({"city": "Zürich", "n": 1.0});
+/// assert_eq!(to_python_json_ascii(&v), r#"{"city": "Z\u00fcrich", "n": 1.0}"#);
+/// ```
+pub fn to_python_json_ascii(value: &Value) -> String {
+    let mut out = String::new();
+    let style = Style {
+        indent: None,
+        sort_keys: false,
+        ensure_ascii: true,
+    };
+    write_value(&mut out, value, style, 0);
     out
 }
 
@@ -172,7 +221,7 @@ mod tests {
             (123456.789, "123456.789"),
             (0.000123, "0.000123"),
         ] {
-            assert_eq!(python_float(x), expected, "{x}");
+            assert_eq!(python_float_repr(x), expected, "{x}");
         }
     }
 

@@ -136,6 +136,35 @@ impl ChatTokenizer {
         })
     }
 
+    /// A tokenizer from the text of a `tokenizer.json` (embedded assets), with `eos_token` as
+    /// its end-of-sequence token, `pad_token` (if any) for padding, and no chat template.
+    ///
+    /// # Errors
+    /// [`CoreError::Tokenizer`] naming `source_name` when the JSON is not a tokenizer or lacks
+    /// one of the named tokens.
+    pub fn from_json_str(
+        json: &str,
+        source_name: &str,
+        eos_token: &str,
+        pad_token: Option<&str>,
+    ) -> Result<Self, CoreError> {
+        let failed = |reason: String| CoreError::Tokenizer {
+            path: PathBuf::from(source_name),
+            reason,
+        };
+        let tokenizer: Tokenizer = json.parse().map_err(|err| failed(format!("{err}")))?;
+        let id = |token: &str| {
+            tokenizer
+                .token_to_id(token)
+                .ok_or_else(|| failed(format!("no token `{token}` in the vocabulary")))
+        };
+        let eos = id(eos_token)?;
+        let pad = pad_token.map(id).transpose()?;
+        let mut out = Self::new(tokenizer, None, vec![eos], pad);
+        out.path = PathBuf::from(source_name);
+        Ok(out)
+    }
+
     /// Wraps an in-memory tokenizer and template (tests, embedded demos).
     pub fn new(
         tokenizer: Tokenizer,

@@ -38,6 +38,7 @@ mod access;
 pub mod airline;
 mod args;
 mod calculate;
+mod customer;
 pub mod data;
 pub mod domain;
 pub mod env;
@@ -51,6 +52,7 @@ pub mod runner;
 pub mod schema;
 pub mod user;
 
+pub use customer::LlmCustomers;
 pub use data::{ReplayFile, ReplayStep, ReplayTask, TauAction, TauTask};
 pub use domain::{CallStatus, Domain, TauDb, ToolOutcome};
 pub use env::{EpisodeStats, TauEnvironment, TauEnvironmentFactory, TauSuite};

@@ -1,4 +1,5 @@
-//! Python-compatible rendering of JSON values: `json.dumps` (what the agent sees) and the
+//! Python-compatible rendering of JSON values: `json.dumps` (what the agent sees; agent-rl-core's
+//! writer) and the
 //! `str(to_hashable(data))` form that τ-bench hashes with SHA-256 to compare database states.
 //!
 //! Both must match the original byte for byte: key insertion order for `dumps`, keys sorted for
@@ -8,62 +9,8 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// Python `repr(float)`: shortest round-trip digits, fixed notation when the decimal exponent
-/// lies in `-4 < decpt <= 16`, scientific (`1e+16`, `1.5e-05`) otherwise.
-pub fn float_repr(value: f64) -> String {
-    if value.is_nan() {
-        return "NaN".to_owned();
-    }
-    if value.is_infinite() {
-        return if value > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
-    }
-    if value == 0.0 {
-        return if value.is_sign_negative() {
-            "-0.0"
-        } else {
-            "0.0"
-        }
-        .to_owned();
-    }
-    let sci = format!("{value:e}");
-    let (mantissa, exponent) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let negative = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let decpt = exponent + 1;
-    let mut out = String::with_capacity(digits.len() + 8);
-    if negative {
-        out.push('-');
-    }
-    if -4 < decpt && decpt <= 16 {
-        if decpt <= 0 {
-            out.push_str("0.");
-            out.extend(std::iter::repeat_n('0', decpt.unsigned_abs() as usize));
-            out.push_str(&digits);
-        } else {
-            let point = decpt as usize;
-            if point >= digits.len() {
-                out.push_str(&digits);
-                out.extend(std::iter::repeat_n('0', point - digits.len()));
-                out.push_str(".0");
-            } else {
-                out.push_str(&digits[..point]);
-                out.push('.');
-                out.push_str(&digits[point..]);
-            }
-        }
-    } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if exponent < 0 { '-' } else { '+' });
-        out.push_str(&format!("{:02}", exponent.unsigned_abs()));
-    }
-    out
-}
+/// Python `repr(float)` (the workspace's one implementation, in agent-rl-core).
+pub use agent_rl_core::chat::python_float_repr as float_repr;
 
 /// Python's `round(x, 2)` for a float: correctly rounded (half to even on the exact binary
 /// value), then the nearest float to that decimal.
@@ -81,40 +28,6 @@ fn number_repr(number: &serde_json::Number, out: &mut String) {
         out.push_str(&int.to_string());
     } else {
         out.push_str(&float_repr(number.as_f64().unwrap_or(f64::NAN)));
-    }
-}
-
-fn json_string(text: &str, out: &mut String) {
-    out.push('"');
-    for ch in text.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(ch),
-            _ => {
-                let mut units = [0u16; 2];
-                for unit in ch.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
-            }
-        }
-    }
-    out.push('"');
-}
-
-fn dumps_into(value: &Value, out: &mut String) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(flag) => out.push_str(if *flag { "true" } else { "false" }),
-        Value::Number(number) => number_repr(number, out),
-        Value::String(text) => json_string(text, out),
-        Value::Array(items) => list_into(items, out, dumps_into),
-        Value::Object(map) => dict_into(map, out, json_string, dumps_into),
     }
 }
 
@@ -156,11 +69,9 @@ fn separated_into<T>(
 }
 
 /// Python `json.dumps(value)` with default settings (`", "` / `": "` separators, insertion
-/// order, `ensure_ascii`).
+/// order, `ensure_ascii`), by agent-rl-core's Python-compatible JSON writer.
 pub fn dumps(value: &Value) -> String {
-    let mut out = String::new();
-    dumps_into(value, &mut out);
-    out
+    agent_rl_core::chat::to_python_json_ascii(value)
 }
 
 /// Python `repr(str)`: single quotes unless the text contains `'` and no `"`.

@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use agent_rl_algos::toy::with_toy_template;
 use agent_rl_algos::{GrpoConfig, GrpoTrainer};
-use agent_rl_core::test_utils::{tiny_config, tiny_tokenizer};
 use agent_rl_core::weights::{
     LoadOptions, SaveOptions, load_pretrained, random_model, save_pretrained,
 };
@@ -18,6 +17,7 @@ use agent_rl_eval::bfcl::{
     training_tasks,
 };
 use agent_rl_rewards::ToolUseReward;
+use agent_rl_test_support::{tiny_config, tiny_tokenizer};
 use burn::backend::{Autodiff, Flex};
 use burn::module::AutodiffModule;
 use serde_json::json;

@@ -126,8 +126,8 @@ fn aggregates_follow_bfcl_formulas() {
 fn runner_renders_bfcl_tools_through_a_real_chat_template() {
     use std::sync::Arc;
 
-    use agent_rl_core::test_utils::{tiny_config, tiny_tokenizer};
     use agent_rl_core::{BurnPolicy, Qwen2Config, weights::random_model};
+    use agent_rl_test_support::{tiny_config, tiny_tokenizer};
 
     type B = burn::backend::Flex;
     // BFCL prompts with their tool docs are longer than the tiny config's 512 positions

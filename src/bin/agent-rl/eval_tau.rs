@@ -2,14 +2,12 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use agent_rl::backend::DeviceKind;
 use agent_rl::core::{BurnPolicy, SamplingConfig};
 use agent_rl::eval::tau::data::domain_dir;
 use agent_rl::eval::tau::{
-    Domain, LlmUser, TauDb, TauRunConfig, TauSuite, UserSimulator, load_tasks, load_user_prompt,
-    replay_split, run_tau,
+    Domain, LlmCustomers, TauDb, TauRunConfig, TauSuite, load_tasks, replay_split, run_tau,
 };
 use agent_rl::progress::{count_bar, count_progress};
 use anyhow::Context;
@@ -116,12 +114,6 @@ impl PolicyJob for RunJob {
     fn run<B: Backend>(self, mut policy: BurnPolicy<B>) -> anyhow::Result<()> {
         let args = &self.args;
         let suite = TauSuite::load(&args.data, args.domain, &args.split)?;
-        let prompt_dir = domain_dir(&args.data, args.domain.as_str())?;
-        let prompt_path = prompt_dir
-            .parent()
-            .map(|root| root.join("user_simulator_prompt.txt"))
-            .context("data folder has no parent")?;
-        let template = load_user_prompt(&prompt_path)?;
         let config = TauRunConfig {
             task_ids: (!args.task_ids.is_empty()).then(|| args.task_ids.clone()),
             trials: args.trials,
@@ -133,20 +125,17 @@ impl PolicyJob for RunJob {
                 ..SamplingConfig::default()
             },
         };
-        let user_sampling = SamplingConfig {
-            max_new_tokens: args.max_new_tokens,
-            temperature: args.user_temperature,
-            ..SamplingConfig::default()
-        };
-        let (model, tokenizer) = (policy.model.clone(), Arc::clone(&policy.tokenizer));
-        let make_user = |task: usize, trial: usize| -> Box<dyn UserSimulator> {
-            let sampling = SamplingConfig {
-                seed: user_sampling.seed + (task * 1000 + trial) as u64,
-                ..user_sampling.clone()
-            };
-            let user_policy = BurnPolicy::new(model.clone(), Arc::clone(&tokenizer));
-            Box::new(LlmUser::new(user_policy, template.clone(), sampling))
-        };
+        let customers = LlmCustomers::load(
+            &policy,
+            &args.data,
+            args.domain,
+            SamplingConfig {
+                max_new_tokens: args.max_new_tokens,
+                temperature: args.user_temperature,
+                ..SamplingConfig::default()
+            },
+        )?;
+        let make_user = |task: usize, trial: usize| customers.customer(task, trial);
         let bar = count_bar("episodes");
         let report = run_tau(
             &suite,

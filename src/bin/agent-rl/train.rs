@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_rl::algos::toy::{toy_model_config, with_toy_template};
+use agent_rl::algos::toy::{toy_model_config, toy_tokenizer};
 use agent_rl::backend::probe_cuda;
 use agent_rl::core::weights::{LoadOptions, load_pretrained, random_model};
 use agent_rl::core::{ChatTokenizer, Qwen2ForCausalLm};
@@ -71,7 +71,14 @@ fn dispatch(job: impl TrainJob, print_config: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     match job.model().device {
-        Device::Cpu => job.run::<agent_rl::backend::CpuTrainBackend>(),
+        Device::Cpu => {
+            #[cfg(any(feature = "flex", feature = "ndarray"))]
+            {
+                job.run::<agent_rl::backend::CpuTrainBackend>()
+            }
+            #[cfg(not(any(feature = "flex", feature = "ndarray")))]
+            Err(agent_rl::backend::cpu_unavailable().into())
+        }
         Device::Cuda => {
             probe_cuda()?;
             #[cfg(feature = "cuda")]
@@ -82,28 +89,6 @@ fn dispatch(job: impl TrainJob, print_config: bool) -> anyhow::Result<()> {
             unreachable!("probe_cuda fails without the cuda feature")
         }
     }
-}
-
-/// The fixture tokenizer (byte-level BPE, 384 ids), embedded in the binary so that the tiny
-/// mode needs no files at run time, with the toy chat template.
-///
-/// # Errors
-/// Only if the embedded files are invalid (they are tested).
-pub fn tiny_tokenizer() -> anyhow::Result<ChatTokenizer> {
-    const TOKENIZER_JSON: &str =
-        include_str!("../../../agent-rl-core/tests/fixtures/qwen2_tiny/tied_f32/tokenizer.json");
-    let inner: tokenizers::Tokenizer = TOKENIZER_JSON
-        .parse()
-        .map_err(|err| anyhow::anyhow!("embedded tiny tokenizer: {err}"))?;
-    let id = |token: &str| {
-        inner
-            .token_to_id(token)
-            .with_context(|| format!("embedded tiny tokenizer lacks `{token}`"))
-    };
-    let eos = id("<|im_end|>")?;
-    let pad = id("<|endoftext|>")?;
-    let plain = ChatTokenizer::new(inner.clone(), None, vec![eos], Some(pad));
-    Ok(with_toy_template(&plain)?)
 }
 
 /// The model and tokenizer of a `[model]` section: the snapshot at `path`, or the tiny model.
@@ -118,7 +103,7 @@ pub fn load_model<B: AutodiffBackend>(
         Some(dir) => load_snapshot(dir, &device),
         None => Ok((
             random_model::<B>(&toy_model_config(), section.seed, 0.05, &device)?,
-            Arc::new(tiny_tokenizer()?),
+            Arc::new(toy_tokenizer()?),
         )),
     }
 }

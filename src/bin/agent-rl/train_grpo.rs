@@ -1,28 +1,21 @@
 //! `agent-rl train grpo`: GRPO with the tool-use reward from a run file, optionally after an SFT
 //! warm-up, with checkpoints in the run directory and `--resume`.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use agent_rl::algos::pipeline::{GrpoStage, Pipeline, SftStage, ToolUseEvaluator, read_tasks};
 use agent_rl::algos::toy::{toy_environments, toy_sft_dataset, toy_tasks};
-use agent_rl::algos::{GrpoTrainer, ToolUseScores, evaluate_tool_use};
-use agent_rl::core::{
-    AgentLoopConfig, ChatTokenizer, EnvironmentFactory, HermesToolCallParser, Qwen2ForCausalLm,
-    SamplingConfig, Task,
-};
+use agent_rl::core::{AgentLoopConfig, EnvironmentFactory, SamplingConfig, Task};
 use agent_rl::eval::bfcl::{BfclDataset, CheckOptions, split_train_held_out, training_tasks};
-use agent_rl::progress::{progress_bar, progress_observer};
+use agent_rl::progress::StageProgress;
 use agent_rl::rewards::ToolUseReward;
-use agent_rl::run_dir::RunDir;
 use anyhow::{Context, bail};
-use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
-use serde_json::{Value, json};
 
 use crate::train::{TrainArgs, TrainJob, load_model};
 use crate::train_config::{DataSection, EnvironmentKind, GrpoRunConfig, ModelSection, load};
-use crate::train_sft::run_sft;
 
 /// A parsed `train grpo` invocation.
 pub struct GrpoJob {
@@ -61,48 +54,6 @@ impl GrpoJob {
     }
 }
 
-/// Reads one [`Task`] per line of a JSONL file (blank lines skipped).
-///
-/// # Errors
-/// The file that cannot be read; a line that is not a task, naming file and line.
-pub fn read_tasks(path: &Path) -> anyhow::Result<Vec<Task>> {
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("cannot open task file {}", path.display()))?;
-    let mut tasks = Vec::new();
-    for (index, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.with_context(|| format!("reading {}", path.display()))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let task: Task = serde_json::from_str(&line)
-            .with_context(|| format!("{}:{}: not a task", path.display(), index + 1))?;
-        tasks.push(task);
-    }
-    if tasks.is_empty() {
-        bail!("task file {} has no tasks", path.display());
-    }
-    Ok(tasks)
-}
-
-/// The highest `checkpoint-<step>` directory in `run_dir`.
-///
-/// # Errors
-/// When `run_dir` cannot be read or holds no checkpoint.
-pub fn latest_checkpoint(run_dir: &Path) -> anyhow::Result<PathBuf> {
-    let entries = std::fs::read_dir(run_dir)
-        .with_context(|| format!("--resume: cannot read run directory {}", run_dir.display()))?;
-    entries
-        .filter_map(|entry| entry.ok())
-        .filter_map(|entry| {
-            let name = entry.file_name().into_string().ok()?;
-            let step: usize = name.strip_prefix("checkpoint-")?.parse().ok()?;
-            entry.path().is_dir().then(|| (step, entry.path()))
-        })
-        .max_by_key(|(step, _)| *step)
-        .map(|(_, path)| path)
-        .with_context(|| format!("--resume: no checkpoint-<step>/ in {}", run_dir.display()))
-}
-
 /// The training and held-out tasks of a `[data]` section.
 ///
 /// # Errors
@@ -131,30 +82,6 @@ pub fn grpo_tasks(data: &DataSection) -> anyhow::Result<(Vec<Task>, Vec<Task>)> 
     Ok((train, bfcl_held_out))
 }
 
-fn evaluate<B: AutodiffBackend>(
-    model: &Qwen2ForCausalLm<B>,
-    tokenizer: &ChatTokenizer,
-    tasks: &[Task],
-    environments: Option<&dyn EnvironmentFactory>,
-    config: &GrpoRunConfig,
-) -> anyhow::Result<ToolUseScores> {
-    let loop_config = AgentLoopConfig {
-        sampling: SamplingConfig::greedy(config.grpo.max_completion_length),
-        max_tool_iterations: config.grpo.max_tool_iterations,
-        max_prompt_length: config.grpo.max_prompt_length,
-        max_tool_calls_per_turn: config.grpo.max_tool_calls_per_turn,
-    };
-    let parser = HermesToolCallParser::default();
-    Ok(evaluate_tool_use(
-        &model.valid(),
-        tokenizer,
-        &parser,
-        tasks,
-        environments,
-        loop_config,
-    )?)
-}
-
 impl TrainJob for GrpoJob {
     fn model(&self) -> &ModelSection {
         &self.config.model
@@ -171,100 +98,68 @@ impl TrainJob for GrpoJob {
             Some(dir) => dir.clone(),
             None => config.run.dir.clone().unwrap_or_else(|| "runs/grpo".into()),
         };
-        let checkpoint = self.resume.as_deref().map(latest_checkpoint).transpose()?;
-        let mut run_dir = RunDir::create(&dir)
-            .with_context(|| format!("creating run directory {}", dir.display()))?;
-        let config_name = if checkpoint.is_some() {
-            "config.resumed.json"
-        } else {
-            "config.json"
-        };
-        run_dir.write_json(config_name, &serde_json::to_value(&config)?)?;
-
         let (train, held_out) = grpo_tasks(data)?;
         let default_env = if data.toy.is_some() {
             EnvironmentKind::Toy
         } else {
             EnvironmentKind::None
         };
-        let environment = data.environment.unwrap_or(default_env);
-        let toy_env = toy_environments();
-        let env: Option<&dyn EnvironmentFactory> =
-            (environment == EnvironmentKind::Toy).then_some(&toy_env as &dyn EnvironmentFactory);
+        let environments: Option<Arc<dyn EnvironmentFactory>> =
+            match data.environment.unwrap_or(default_env) {
+                EnvironmentKind::Toy => Some(Arc::new(toy_environments())),
+                EnvironmentKind::None => None,
+            };
+        let (model, tokenizer) = load_model::<B>(&config.model)?;
 
-        let (mut model, tokenizer) = load_model::<B>(&config.model)?;
-        // A resumed run keeps the scores measured before it (`before`, `after_sft`).
-        let mut summary = match &checkpoint {
-            Some(_) => std::fs::read_to_string(run_dir.path().join("summary.json"))
-                .ok()
-                .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-                .and_then(|value| value.as_object().cloned())
-                .unwrap_or_default(),
-            None => serde_json::Map::new(),
-        };
-        if !held_out.is_empty() && checkpoint.is_none() {
-            let before = evaluate(&model, &tokenizer, &held_out, env, &config)?;
-            summary.insert("before".into(), serde_json::to_value(before)?);
+        let mut pipeline = Pipeline::builder(model, Arc::clone(&tokenizer))
+            .with_run_dir(&dir)
+            .with_resume(self.resume.is_some())
+            .with_config_record(serde_json::to_value(&config)?)
+            .with_observer(StageProgress::default());
+        if let Some(warmup) = &config.warmup {
+            pipeline = pipeline.add_stage(SftStage::new(warmup.clone(), toy_sft_dataset(&train)));
         }
-        if let (Some(warmup), None) = (&config.warmup, &checkpoint) {
-            let sink = run_dir.metrics_sink("sft")?;
-            let demos = toy_sft_dataset(&train);
-            model = run_sft(model, &tokenizer, warmup.clone(), &demos, None, sink, "SFT")?.0;
-            if !held_out.is_empty() {
-                let scores = evaluate(&model, &tokenizer, &held_out, env, &config)?;
-                summary.insert("after_sft".into(), serde_json::to_value(scores)?);
-            }
-        }
-
-        let sink = match checkpoint {
-            Some(_) => run_dir.metrics_sink_appending("grpo")?,
-            None => run_dir.metrics_sink("grpo")?,
-        };
-        let progress = progress_bar(config.grpo.max_steps, "GRPO");
         let every = config
             .run
             .checkpoint_every
             .unwrap_or(config.grpo.max_steps)
             .max(1);
-        let mut builder = GrpoTrainer::builder(model, Arc::clone(&tokenizer))
-            .with_config(config.grpo.clone())
+        let mut grpo = GrpoStage::new(config.grpo.clone(), train)
             .add_reward(ToolUseReward::new(config.reward.clone())?)
-            .with_checkpointing(run_dir.path(), every)
-            .with_observer(progress_observer(&progress, sink, |m| {
-                format!("reward {:.2}", m.reward)
-            }));
-        if environment == EnvironmentKind::Toy {
-            builder = builder.with_environment(toy_environments());
+            .with_checkpoint_every(every);
+        if let Some(factory) = &environments {
+            grpo = grpo.with_environment(Arc::clone(factory));
         }
-        if let Some(checkpoint) = &checkpoint {
-            builder = builder.with_resume_from(checkpoint);
-        }
-        let mut trainer = builder.build()?;
-        progress.set_position(trainer.global_step() as u64);
-        let report = trainer.train(&train)?;
-        progress.finish();
-        let model = trainer.into_model();
+        pipeline = pipeline.add_stage(grpo);
         if !held_out.is_empty() {
-            let after = evaluate(&model, &tokenizer, &held_out, env, &config)?;
-            summary.insert("after".into(), serde_json::to_value(after)?);
-        }
-        run_dir.finish(&model.valid(), &tokenizer)?;
-        summary.insert("global_step".into(), json!(report.global_step));
-        run_dir.write_json("summary.json", &Value::Object(summary.clone()))?;
-        let mut stdout = std::io::stdout().lock();
-        writeln!(
-            stdout,
-            "GRPO: global step {}, mean reward of the last steps {}; run directory {}",
-            report.global_step,
-            report
-                .mean_reward(report.steps.len().saturating_sub(5)..report.steps.len())
-                .map_or("-".into(), |r| format!("{r:.3}")),
-            run_dir.path().display()
-        )?;
-        for stage in ["before", "after_sft", "after"] {
-            if let Some(scores) = summary.get(stage) {
-                writeln!(stdout, "{stage:>9}: {scores}")?;
+            let loop_config = AgentLoopConfig {
+                sampling: SamplingConfig::greedy(config.grpo.max_completion_length),
+                max_tool_iterations: config.grpo.max_tool_iterations,
+                max_prompt_length: config.grpo.max_prompt_length,
+                max_tool_calls_per_turn: config.grpo.max_tool_calls_per_turn,
+            };
+            let mut evaluator = ToolUseEvaluator::new(held_out, config.grpo.max_completion_length)
+                .with_loop_config(loop_config);
+            if let Some(factory) = &environments {
+                evaluator = evaluator.with_environment(Arc::clone(factory));
             }
+            pipeline = pipeline.with_evaluator(evaluator);
+        }
+        let report = pipeline.build()?.run()?;
+
+        let mut stdout = std::io::stdout().lock();
+        if let Some(grpo) = report.grpo() {
+            writeln!(
+                stdout,
+                "GRPO: global step {}, mean reward of the last steps {}; run directory {}",
+                grpo.global_step,
+                grpo.mean_reward(grpo.steps.len().saturating_sub(5)..grpo.steps.len())
+                    .map_or("-".into(), |r| format!("{r:.3}")),
+                dir.display()
+            )?;
+        }
+        for (point, scores) in &report.scores {
+            writeln!(stdout, "{point:>9}: {}", serde_json::to_value(scores)?)?;
         }
         Ok(())
     }

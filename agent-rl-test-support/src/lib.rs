@@ -1,20 +1,22 @@
-//! Tiny seeded models and the fixture tokenizer, for tests and examples of downstream crates
-//! (feature `test-utils`).
+//! Tiny seeded models and the fixture tokenizer shared by the tests of agent-rl's crates.
+//!
+//! A `publish = false` crate, a dev-dependency only: the fixtures it reads live in
+//! agent-rl-core's `tests/fixtures/` and are not part of any published package. Applications
+//! and examples use the embedded demo assets of `agent_rl_algos::toy` instead.
+#![warn(missing_docs)]
 
 use std::path::PathBuf;
 
 use burn::prelude::*;
 
-use crate::chat::ChatTokenizer;
-use crate::config::Qwen2Config;
-use crate::error::CoreError;
-use crate::model::Qwen2ForCausalLm;
-use crate::weights::random_model;
+use agent_rl_core::weights::random_model;
+use agent_rl_core::{ChatTokenizer, CoreError, Qwen2Config, Qwen2ForCausalLm};
 
 /// The directory of the committed tiny fixtures (tokenizer with a tool-aware chat template,
 /// tiny checkpoints).
 pub fn fixture_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/qwen2_tiny/tied_f32")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../agent-rl-core/tests/fixtures/qwen2_tiny/tied_f32")
 }
 
 /// The fixture tokenizer: byte-level BPE (384 ids, `<|im_end|>` = eos) and a ChatML template

@@ -1,0 +1,238 @@
+//! [`MetricsLog`]: one stage's per-step metrics as `<stage>_metrics.jsonl` and `.csv` (TRL's
+//! metric names), appended as steps arrive, cut back to the resumed step when a run resumes.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{AlgoError, Result};
+use crate::metrics::StepMetrics;
+
+#[derive(Debug)]
+struct Files {
+    jsonl: File,
+    csv: File,
+    columns: Option<Vec<String>>,
+    /// The first write error: reported by [`MetricsLog::check`], never swallowed.
+    failed: Option<AlgoError>,
+}
+
+/// A stage's metrics files. Cheap to clone: clones append to the same files.
+#[derive(Debug, Clone)]
+pub struct MetricsLog {
+    files: Arc<Mutex<Files>>,
+    jsonl_path: PathBuf,
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> AlgoError {
+    AlgoError::RunDirectory {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+fn paths(dir: &Path, stage: &str) -> (PathBuf, PathBuf) {
+    (
+        dir.join(format!("{stage}_metrics.jsonl")),
+        dir.join(format!("{stage}_metrics.csv")),
+    )
+}
+
+fn append(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|source| io_error(path, source))
+}
+
+/// The `step` of a JSONL metrics line, when it has one.
+fn jsonl_step(line: &str) -> Option<u64> {
+    let step = serde_json::from_str::<serde_json::Value>(line)
+        .ok()?
+        .get("step")?
+        .as_f64()?;
+    (step >= 0.0).then_some(step as u64)
+}
+
+impl MetricsLog {
+    /// Starts the metrics of `stage` in `dir`, replacing files of an earlier run.
+    ///
+    /// # Errors
+    /// [`AlgoError::RunDirectory`] naming the file that cannot be created.
+    pub fn create(dir: &Path, stage: &str) -> Result<Self> {
+        let (jsonl_path, csv_path) = paths(dir, stage);
+        let create = |path: &Path| File::create(path).map_err(|source| io_error(path, source));
+        Ok(Self {
+            files: Arc::new(Mutex::new(Files {
+                jsonl: create(&jsonl_path)?,
+                csv: create(&csv_path)?,
+                columns: None,
+                failed: None,
+            })),
+            jsonl_path,
+        })
+    }
+
+    /// Continues the metrics of `stage` after a resume from `step`: rows of later steps (logged
+    /// after the checkpoint, before the interruption) are cut off, so that the files hold each
+    /// step once; new rows are appended under the CSV's existing header.
+    ///
+    /// # Errors
+    /// [`AlgoError::RunDirectory`] naming the file that cannot be read or rewritten.
+    pub fn resume(dir: &Path, stage: &str, step: usize) -> Result<Self> {
+        let (jsonl_path, csv_path) = paths(dir, stage);
+        let read = |path: &Path| match std::fs::read_to_string(path) {
+            Ok(text) => Ok(text),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+            Err(source) => Err(io_error(path, source)),
+        };
+        let keep = |found: Option<u64>| found.is_some_and(|s| s <= step as u64);
+        let jsonl: String = read(&jsonl_path)?
+            .lines()
+            .filter(|line| keep(jsonl_step(line)))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        let csv_text = read(&csv_path)?;
+        let mut lines = csv_text.lines();
+        let header = lines.next().filter(|h| !h.is_empty()).map(str::to_owned);
+        let columns: Option<Vec<String>> = header
+            .as_ref()
+            .map(|h| h.split(',').map(str::to_owned).collect());
+        let step_column = columns
+            .as_ref()
+            .and_then(|cols| cols.iter().position(|c| c == "step"));
+        let mut csv = header.map(|h| format!("{h}\n")).unwrap_or_default();
+        for line in lines {
+            let step_value = step_column
+                .and_then(|i| line.split(',').nth(i))
+                .and_then(|v| v.parse::<f64>().ok())
+                .map(|v| v as u64);
+            if keep(step_value) {
+                csv.push_str(line);
+                csv.push('\n');
+            }
+        }
+        let rewrite = |path: &Path, text: &str| {
+            super::atomic::write_atomic(path, text.as_bytes()).map_err(|e| io_error(path, e))
+        };
+        rewrite(&jsonl_path, &jsonl)?;
+        rewrite(&csv_path, &csv)?;
+        Ok(Self {
+            files: Arc::new(Mutex::new(Files {
+                jsonl: append(&jsonl_path)?,
+                csv: append(&csv_path)?,
+                columns,
+                failed: None,
+            })),
+            jsonl_path,
+        })
+    }
+
+    /// Appends one step to both files. A write error is kept and returned by [`Self::check`]
+    /// (observers cannot fail; the pipeline checks after every stage).
+    pub fn record(&self, metrics: &StepMetrics) {
+        let Ok(mut files) = self.files.lock() else {
+            return;
+        };
+        if files.failed.is_some() {
+            return;
+        }
+        let named = metrics.named();
+        let new_header = files.columns.is_none();
+        let columns = files
+            .columns
+            .get_or_insert_with(|| named.iter().map(|(k, _)| k.clone()).collect())
+            .clone();
+        let row: Vec<String> = columns
+            .iter()
+            .map(|c| {
+                named
+                    .iter()
+                    .find(|(k, _)| k == c)
+                    .map_or(String::new(), |(_, v)| v.to_string())
+            })
+            .collect();
+        let mut csv = String::new();
+        if new_header {
+            csv.push_str(&columns.join(","));
+            csv.push('\n');
+        }
+        csv.push_str(&row.join(","));
+        csv.push('\n');
+        let jsonl = format!("{}\n", metrics.to_json());
+        let written = files
+            .csv
+            .write_all(csv.as_bytes())
+            .and_then(|()| files.jsonl.write_all(jsonl.as_bytes()));
+        if let Err(source) = written {
+            files.failed = Some(io_error(&self.jsonl_path, source));
+        }
+    }
+
+    /// The first write error since the log was opened, if any.
+    ///
+    /// # Errors
+    /// [`AlgoError::RunDirectory`] naming the metrics file that could not be written.
+    pub fn check(&self) -> Result<()> {
+        let Ok(mut files) = self.files.lock() else {
+            return Ok(());
+        };
+        match files.failed.take() {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
+    }
+
+    /// Every `reward` logged in the JSONL file, in step order (the whole run, resumed or not).
+    ///
+    /// # Errors
+    /// [`AlgoError::RunDirectory`] when the file cannot be read.
+    pub fn rewards(&self) -> Result<Vec<f32>> {
+        let text = std::fs::read_to_string(&self.jsonl_path)
+            .map_err(|source| io_error(&self.jsonl_path, source))?;
+        Ok(text
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter_map(|value| value.get("reward")?.as_f64())
+            .map(|r| r as f32)
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(step: usize, reward: f32) -> StepMetrics {
+        StepMetrics {
+            step,
+            reward,
+            ..StepMetrics::default()
+        }
+    }
+
+    #[test]
+    fn resume_cuts_back_to_the_checkpoint_step() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| io_error(Path::new("tmp"), e))?;
+        let log = MetricsLog::create(dir.path(), "grpo")?;
+        for s in 1..=5 {
+            log.record(&step(s, s as f32));
+        }
+        log.check()?;
+        // Interrupted after step 5, resumed from the checkpoint of step 3.
+        let log = MetricsLog::resume(dir.path(), "grpo", 3)?;
+        for s in 4..=6 {
+            log.record(&step(s, 10.0 * s as f32));
+        }
+        assert_eq!(log.rewards()?, vec![1.0, 2.0, 3.0, 40.0, 50.0, 60.0]);
+        let csv = std::fs::read_to_string(dir.path().join("grpo_metrics.csv"))
+            .map_err(|e| io_error(Path::new("csv"), e))?;
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 7, "header + 6 steps, each once:\n{csv}");
+        assert!(lines[0].starts_with("step,"));
+        assert_eq!(lines.iter().filter(|l| l.starts_with("step")).count(), 1);
+        Ok(())
+    }
+}

@@ -1,0 +1,203 @@
+//! [`RunDirectory`]: what a training run leaves behind, as an append-only record that survives
+//! interruption and resume — the resolved config, per-stage metrics, held-out scores
+//! (`summary.json`, merged on resume), the reward curve of the whole run, GRPO checkpoints and
+//! the final model with its tokenizer in Hugging Face layout.
+
+use std::path::{Path, PathBuf};
+
+use agent_rl_core::weights::{SaveOptions, save_pretrained};
+use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
+use burn::tensor::backend::Backend;
+use serde_json::{Map, Value};
+
+use super::atomic::write_atomic;
+use super::metrics_log::MetricsLog;
+use super::reward_curve::reward_svg;
+use crate::error::{AlgoError, Result};
+
+/// The summary file: held-out scores per evaluation point and run facts.
+pub const SUMMARY_FILE: &str = "summary.json";
+
+/// A run directory being written.
+#[derive(Debug, Clone)]
+pub struct RunDirectory {
+    dir: PathBuf,
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> AlgoError {
+    AlgoError::RunDirectory {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+impl RunDirectory {
+    /// Creates (or reuses) `dir`.
+    ///
+    /// # Errors
+    /// [`AlgoError::RunDirectory`] when the directory cannot be created.
+    pub fn create(dir: impl Into<PathBuf>) -> Result<Self> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir).map_err(|source| io_error(&dir, source))?;
+        Ok(Self { dir })
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Writes `value` as pretty JSON to `dir/name`, atomically.
+    ///
+    /// # Errors
+    /// [`AlgoError::RunDirectory`] naming the file.
+    pub fn write_json(&self, name: &str, value: &Value) -> Result<()> {
+        let path = self.dir.join(name);
+        let text = serde_json::to_string_pretty(value).map_err(|err| {
+            io_error(
+                &path,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, err),
+            )
+        })?;
+        write_atomic(&path, text.as_bytes()).map_err(|source| io_error(&path, source))
+    }
+
+    /// The entries of `summary.json` (empty when there is none yet).
+    ///
+    /// # Errors
+    /// [`AlgoError::RunDirectory`] when the file exists but cannot be read or is not a JSON
+    /// object (a damaged record is reported, not overwritten).
+    pub fn summary(&self) -> Result<Map<String, Value>> {
+        let path = self.dir.join(SUMMARY_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
+            Err(source) => return Err(io_error(&path, source)),
+        };
+        match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(map)) => Ok(map),
+            _ => Err(io_error(
+                &path,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, "not a JSON object"),
+            )),
+        }
+    }
+
+    /// Merges `entries` into `summary.json` (keys already there and not in `entries` are kept)
+    /// and writes it atomically; returns the merged summary.
+    ///
+    /// # Errors
+    /// As [`Self::summary`] and [`Self::write_json`].
+    pub fn merge_summary(&self, entries: Map<String, Value>) -> Result<Map<String, Value>> {
+        let mut summary = self.summary()?;
+        summary.extend(entries);
+        self.write_json(SUMMARY_FILE, &Value::Object(summary.clone()))?;
+        Ok(summary)
+    }
+
+    /// A fresh metrics log for `stage` (`<stage>_metrics.jsonl` / `.csv`).
+    ///
+    /// # Errors
+    /// As [`MetricsLog::create`].
+    pub fn metrics(&self, stage: &str) -> Result<MetricsLog> {
+        MetricsLog::create(&self.dir, stage)
+    }
+
+    /// The metrics log of `stage`, cut back to `step` and continued (see [`MetricsLog::resume`]).
+    ///
+    /// # Errors
+    /// As [`MetricsLog::resume`].
+    pub fn resumed_metrics(&self, stage: &str, step: usize) -> Result<MetricsLog> {
+        MetricsLog::resume(&self.dir, stage, step)
+    }
+
+    /// Draws `reward_curve.svg` from every reward in `log` (the whole run, resumed or not).
+    ///
+    /// # Errors
+    /// [`AlgoError::RunDirectory`] when the metrics cannot be read or the file written.
+    pub fn write_reward_curve(&self, log: &MetricsLog) -> Result<()> {
+        let path = self.dir.join("reward_curve.svg");
+        let svg = reward_svg(&log.rewards()?);
+        write_atomic(&path, svg.as_bytes()).map_err(|source| io_error(&path, source))
+    }
+
+    /// Saves `model` and `tokenizer` in Hugging Face layout to `final_model/`.
+    ///
+    /// # Errors
+    /// Files that cannot be written, naming them.
+    pub fn save_final_model<B: Backend>(
+        &self,
+        model: &Qwen2ForCausalLm<B>,
+        tokenizer: &ChatTokenizer,
+    ) -> Result<PathBuf> {
+        let model_dir = self.dir.join("final_model");
+        save_pretrained(model, &model_dir, SaveOptions::default())?;
+        tokenizer.save_to_dir(&model_dir)?;
+        Ok(model_dir)
+    }
+
+    /// The newest `checkpoint-<step>/` directory with its step, if any.
+    ///
+    /// # Errors
+    /// [`AlgoError::RunDirectory`] when the directory cannot be read.
+    pub fn latest_checkpoint(&self) -> Result<Option<(usize, PathBuf)>> {
+        let entries = std::fs::read_dir(&self.dir).map_err(|source| io_error(&self.dir, source))?;
+        Ok(entries
+            .filter_map(|entry| entry.ok())
+            .filter_map(|entry| {
+                let name = entry.file_name().into_string().ok()?;
+                let step: usize = name.strip_prefix("checkpoint-")?.parse().ok()?;
+                entry.path().is_dir().then(|| (step, entry.path()))
+            })
+            .max_by_key(|(step, _)| *step))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn summary_is_merged_not_replaced() -> Result<()> {
+        let tmp = tempfile::tempdir().map_err(|e| io_error(Path::new("tmp"), e))?;
+        let run = RunDirectory::create(tmp.path())?;
+        let first = json!({"before": 0.1, "after_sft": 0.4});
+        let second = json!({"after": 0.5});
+        run.merge_summary(first.as_object().cloned().unwrap_or_default())?;
+        let merged = run.merge_summary(second.as_object().cloned().unwrap_or_default())?;
+        let keys: Vec<&str> = merged.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["before", "after_sft", "after"]);
+        assert_eq!(run.summary()?, merged);
+        Ok(())
+    }
+
+    #[test]
+    fn damaged_summary_is_an_error() -> Result<()> {
+        let tmp = tempfile::tempdir().map_err(|e| io_error(Path::new("tmp"), e))?;
+        let run = RunDirectory::create(tmp.path())?;
+        std::fs::write(tmp.path().join(SUMMARY_FILE), "[1,")
+            .map_err(|e| io_error(tmp.path(), e))?;
+        let err = run
+            .summary()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("summary.json"), "{err}");
+        Ok(())
+    }
+
+    #[test]
+    fn latest_checkpoint_is_the_highest_step() -> Result<()> {
+        let tmp = tempfile::tempdir().map_err(|e| io_error(Path::new("tmp"), e))?;
+        let run = RunDirectory::create(tmp.path())?;
+        assert_eq!(run.latest_checkpoint()?, None);
+        for step in [2, 10, 9] {
+            let dir = tmp.path().join(format!("checkpoint-{step}"));
+            std::fs::create_dir(&dir).map_err(|e| io_error(&dir, e))?;
+        }
+        let found = run.latest_checkpoint()?.map(|(step, _)| step);
+        assert_eq!(found, Some(10));
+        Ok(())
+    }
+}

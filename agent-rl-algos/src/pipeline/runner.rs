@@ -1,0 +1,454 @@
+//! [`Pipeline`]: the one place where a training run is orchestrated — evaluate, run each stage
+//! (SFT, GRPO, …), evaluate after each, keep the run directory, resume from the last
+//! checkpoint. The CLI, the examples and the learning tests all run through it.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
+use burn::module::AutodiffModule;
+use burn::tensor::backend::AutodiffBackend;
+use serde_json::{Map, Value};
+
+use super::evaluator::Evaluator;
+use super::metrics_log::MetricsLog;
+use super::observer::PipelineObserver;
+use super::report::{PipelineReport, StageReport};
+use super::run_dir::{RunDirectory, SUMMARY_FILE};
+use super::stage::{GrpoStage, SftStage, Stage};
+use crate::error::{AlgoError, Result};
+use crate::evaluate::ToolUseScores;
+use crate::grpo::GrpoTrainer;
+use crate::metrics::StepMetrics;
+use crate::sft::SftTrainer;
+
+type SharedObserver = Arc<Mutex<Box<dyn PipelineObserver>>>;
+
+/// A training run: stages in order, held-out evaluation before, between and after them, and
+/// an optional run directory (resolved config, metrics, `summary.json`, reward curve,
+/// checkpoints, `final_model/`).
+///
+/// ```
+/// use agent_rl_algos::pipeline::{GrpoStage, Pipeline, SftStage, ToolUseEvaluator};
+/// use agent_rl_algos::toy::{toy_model_config, toy_sft_dataset, toy_tasks, toy_tokenizer};
+/// use agent_rl_algos::{GrpoConfig, SftConfig};
+/// use agent_rl_core::weights::random_model;
+/// use agent_rl_rewards::ToolUseReward;
+/// use burn::backend::{Autodiff, Flex};
+///
+/// let model = random_model::<Autodiff<Flex>>(&toy_model_config(), 0, 0.05, &Default::default())?;
+/// let tasks = toy_tasks(8, 0);
+/// let report = Pipeline::builder(model, toy_tokenizer()?)
+///     .add_stage(SftStage::new(
+///         SftConfig { max_steps: Some(1), batch_size: 2, eval_fraction: 0.0, ..SftConfig::default() },
+///         toy_sft_dataset(&tasks),
+///     ))
+///     .add_stage(
+///         GrpoStage::new(
+///             GrpoConfig { num_generations: 2, prompts_per_step: 1, max_steps: 1, ..GrpoConfig::default() }
+///                 .with_max_completion_length(8),
+///             tasks,
+///         )
+///         .add_reward(ToolUseReward::default()),
+///     )
+///     .with_evaluator(ToolUseEvaluator::new(toy_tasks(2, 1000), 8))
+///     .build()?
+///     .run()?;
+/// let points: Vec<&str> = report.scores.iter().map(|(point, _)| point.as_str()).collect();
+/// assert_eq!(points, ["before", "after_sft", "after"]);
+/// # Ok::<(), agent_rl_algos::AlgoError>(())
+/// ```
+pub struct Pipeline<B: AutodiffBackend> {
+    model: Qwen2ForCausalLm<B>,
+    tokenizer: Arc<ChatTokenizer>,
+    stages: Vec<Stage>,
+    evaluator: Option<Box<dyn Evaluator<B::InnerBackend>>>,
+    run_dir: Option<PathBuf>,
+    resume: bool,
+    config_record: Option<Value>,
+    observer: Box<dyn PipelineObserver>,
+}
+
+/// Assembles a [`Pipeline`]; [`Self::build`] validates every stage.
+pub struct PipelineBuilder<B: AutodiffBackend>(Pipeline<B>);
+
+impl<B: AutodiffBackend> std::fmt::Debug for Pipeline<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pipeline")
+            .field("stages", &self.stages)
+            .field("evaluator", &self.evaluator.is_some())
+            .field("run_dir", &self.run_dir)
+            .field("resume", &self.resume)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: AutodiffBackend> std::fmt::Debug for PipelineBuilder<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<B: AutodiffBackend> PipelineBuilder<B> {
+    /// Appends a stage ([`SftStage`], [`GrpoStage`]).
+    #[must_use]
+    pub fn add_stage(mut self, stage: impl Into<Stage>) -> Self {
+        self.0.stages.push(stage.into());
+        self
+    }
+
+    /// Evaluates the model before the first stage and after each one.
+    #[must_use]
+    pub fn with_evaluator(mut self, evaluator: impl Evaluator<B::InnerBackend> + 'static) -> Self {
+        self.0.evaluator = Some(Box::new(evaluator));
+        self
+    }
+
+    /// Writes the run directory `dir` (created if needed).
+    #[must_use]
+    pub fn with_run_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.0.run_dir = Some(dir.into());
+        self
+    }
+
+    /// Continues the run in the run directory from its newest checkpoint: stages before the
+    /// checkpointed one are skipped (their scores stay in `summary.json`), the metrics are cut
+    /// back to the checkpoint's step.
+    #[must_use]
+    pub fn with_resume(mut self, resume: bool) -> Self {
+        self.0.resume = resume;
+        self
+    }
+
+    /// The resolved configuration to record as `config.json` (`config.resumed.json` when
+    /// resuming, so the original stays).
+    #[must_use]
+    pub fn with_config_record(mut self, record: Value) -> Self {
+        self.0.config_record = Some(record);
+        self
+    }
+
+    /// Reports progress to `observer`.
+    #[must_use]
+    pub fn with_observer(mut self, observer: impl PipelineObserver + 'static) -> Self {
+        self.0.observer = Box::new(observer);
+        self
+    }
+
+    /// Checks the stages and settings.
+    ///
+    /// # Errors
+    /// [`AlgoError::InvalidConfig`] / [`AlgoError::InvalidInput`] naming the stage field: no
+    /// stage, two stages of one kind (their metrics files would collide), a stage's invalid
+    /// config, resuming without a run directory or without a checkpointing GRPO stage.
+    pub fn build(self) -> Result<Pipeline<B>> {
+        let pipeline = self.0;
+        if pipeline.stages.is_empty() {
+            return Err(AlgoError::input("stages", "add at least one stage"));
+        }
+        for (index, stage) in pipeline.stages.iter().enumerate() {
+            stage.validate()?;
+            if pipeline.stages[..index]
+                .iter()
+                .any(|s| s.name() == stage.name())
+            {
+                return Err(AlgoError::input(
+                    "stages",
+                    format!(
+                        "two `{}` stages: their metrics files would collide",
+                        stage.name()
+                    ),
+                ));
+            }
+        }
+        if pipeline.resume {
+            if pipeline.run_dir.is_none() {
+                return Err(AlgoError::input("resume", "resuming needs a run directory"));
+            }
+            if pipeline.resumable_stage().is_none() {
+                return Err(AlgoError::input(
+                    "resume",
+                    "no GRPO stage writes checkpoints (set its checkpoint_every)",
+                ));
+            }
+        }
+        Ok(pipeline)
+    }
+}
+
+impl<B: AutodiffBackend> Pipeline<B> {
+    /// A pipeline training `model` (whose chat template and tokens `tokenizer` provides).
+    pub fn builder(
+        model: Qwen2ForCausalLm<B>,
+        tokenizer: impl Into<Arc<ChatTokenizer>>,
+    ) -> PipelineBuilder<B> {
+        PipelineBuilder(Self {
+            model,
+            tokenizer: tokenizer.into(),
+            stages: Vec::new(),
+            evaluator: None,
+            run_dir: None,
+            resume: false,
+            config_record: None,
+            observer: Box::new(()),
+        })
+    }
+
+    /// The index of the stage that checkpoints (and so can be resumed).
+    fn resumable_stage(&self) -> Option<usize> {
+        self.stages
+            .iter()
+            .position(|stage| matches!(stage, Stage::Grpo(g) if g.checkpoint_every.is_some()))
+    }
+
+    /// Runs every stage in order.
+    ///
+    /// # Errors
+    /// Stage, evaluation and run-directory errors, naming what failed; resuming from a run
+    /// directory without a checkpoint.
+    pub fn run(self) -> Result<PipelineReport<B>> {
+        let resumable = self.resumable_stage();
+        let Self {
+            mut model,
+            tokenizer,
+            stages,
+            mut evaluator,
+            run_dir,
+            resume,
+            config_record,
+            observer,
+        } = self;
+        let observer: SharedObserver = Arc::new(Mutex::new(observer));
+        let run_dir = run_dir.map(RunDirectory::create).transpose()?;
+        let checkpoint = match (&run_dir, resume) {
+            (Some(run), true) => Some(run.latest_checkpoint()?.ok_or_else(|| {
+                AlgoError::input(
+                    "resume",
+                    format!("no checkpoint-<step>/ in {}", run.path().display()),
+                )
+            })?),
+            _ => None,
+        };
+        let mut record = Record {
+            run_dir: run_dir.clone(),
+            scores: Vec::new(),
+        };
+        if let Some(run) = &run_dir {
+            let name = if checkpoint.is_some() {
+                "config.resumed.json"
+            } else {
+                "config.json"
+            };
+            if let Some(value) = &config_record {
+                run.write_json(name, value)?;
+            }
+            if checkpoint.is_some() {
+                record.scores = earlier_scores(&run.summary()?);
+            } else {
+                // A fresh run in a reused directory starts a fresh record.
+                run.write_json(SUMMARY_FILE, &Value::Object(Map::new()))?;
+            }
+        }
+        if checkpoint.is_none() {
+            record.evaluate(
+                "before",
+                &model,
+                &tokenizer,
+                evaluator.as_deref_mut(),
+                &observer,
+            )?;
+        }
+
+        let count = stages.len();
+        let mut reports = Vec::with_capacity(count);
+        for (index, stage) in stages.into_iter().enumerate() {
+            let name = stage.name();
+            let resumed_step = match (&checkpoint, resumable) {
+                (Some(_), Some(at)) if index < at => {
+                    notify(&observer, |o| o.stage_skipped(name));
+                    reports.push(StageReport::Skipped { stage: name });
+                    continue;
+                }
+                (Some((step, _)), Some(at)) if index == at => Some(*step),
+                _ => None,
+            };
+            notify(&observer, |o| {
+                o.stage_started(name, stage.total_steps(), resumed_step.unwrap_or(0));
+            });
+            let log = match (&run_dir, resumed_step) {
+                (Some(run), Some(step)) => Some(run.resumed_metrics(name, step)?),
+                (Some(run), None) => Some(run.metrics(name)?),
+                (None, _) => None,
+            };
+            let sink = step_sink(name, log.clone(), Arc::clone(&observer));
+            let report = match stage {
+                Stage::Sft(stage) => {
+                    let (trained, report) = run_sft(model, &tokenizer, stage, sink)?;
+                    model = trained;
+                    StageReport::Sft(report)
+                }
+                Stage::Grpo(stage) => {
+                    let resume_from = checkpoint.as_ref().filter(|_| resumed_step.is_some());
+                    let (trained, report) = run_grpo(
+                        model,
+                        &tokenizer,
+                        stage,
+                        sink,
+                        run_dir.as_ref(),
+                        resume_from.map(|(_, dir)| dir.clone()),
+                    )?;
+                    model = trained;
+                    if let (Some(run), Some(log)) = (&run_dir, &log) {
+                        run.write_reward_curve(log)?;
+                    }
+                    StageReport::Grpo(report)
+                }
+            };
+            if let Some(log) = &log {
+                log.check()?;
+            }
+            if let (Some(run), Some(facts)) = (&run_dir, report.summary()) {
+                run.merge_summary(Map::from_iter([(name.to_owned(), facts)]))?;
+            }
+            reports.push(report);
+            notify(&observer, |o| o.stage_finished(name));
+            let point = if index + 1 == count {
+                "after".to_owned()
+            } else {
+                format!("after_{name}")
+            };
+            record.evaluate(
+                &point,
+                &model,
+                &tokenizer,
+                evaluator.as_deref_mut(),
+                &observer,
+            )?;
+        }
+        if let Some(run) = &run_dir {
+            run.save_final_model(&model.valid(), &tokenizer)?;
+        }
+        Ok(PipelineReport {
+            model,
+            scores: record.scores,
+            stages: reports,
+            run_dir: run_dir.map(|run| run.path().to_owned()),
+            resumed_from: checkpoint.map(|(step, _)| step),
+        })
+    }
+}
+
+/// Scores measured so far, mirrored into `summary.json` as they arrive (so an interrupted run
+/// keeps them).
+struct Record {
+    run_dir: Option<RunDirectory>,
+    scores: Vec<(String, ToolUseScores)>,
+}
+
+impl Record {
+    fn evaluate<B: AutodiffBackend>(
+        &mut self,
+        point: &str,
+        model: &Qwen2ForCausalLm<B>,
+        tokenizer: &Arc<ChatTokenizer>,
+        evaluator: Option<&mut (dyn Evaluator<B::InnerBackend> + 'static)>,
+        observer: &SharedObserver,
+    ) -> Result<()> {
+        let Some(evaluator) = evaluator else {
+            return Ok(());
+        };
+        let scores = evaluator.evaluate(&model.valid(), tokenizer)?;
+        notify(observer, |o| o.evaluated(point, &scores));
+        if let Some(run) = &self.run_dir {
+            let value = serde_json::to_value(scores).unwrap_or(Value::Null);
+            run.merge_summary(Map::from_iter([(point.to_owned(), value)]))?;
+        }
+        self.scores.retain(|(name, _)| name != point);
+        self.scores.push((point.to_owned(), scores));
+        Ok(())
+    }
+}
+
+/// The evaluation points of an earlier (interrupted) run, in their recorded order.
+fn earlier_scores(summary: &Map<String, Value>) -> Vec<(String, ToolUseScores)> {
+    summary
+        .iter()
+        .filter(|(key, _)| key.as_str() == "before" || key.starts_with("after"))
+        .filter_map(|(key, value)| {
+            let scores = serde_json::from_value::<ToolUseScores>(value.clone()).ok()?;
+            Some((key.clone(), scores))
+        })
+        .collect()
+}
+
+fn notify(observer: &SharedObserver, call: impl FnOnce(&mut dyn PipelineObserver)) {
+    if let Ok(mut observer) = observer.lock() {
+        call(observer.as_mut());
+    }
+}
+
+/// The trainer observer of one stage: records to the metrics log, then tells the observer.
+fn step_sink(
+    stage: &'static str,
+    log: Option<MetricsLog>,
+    observer: SharedObserver,
+) -> impl FnMut(&StepMetrics) + Send + 'static {
+    move |metrics: &StepMetrics| {
+        if let Some(log) = &log {
+            log.record(metrics);
+        }
+        notify(&observer, |o| o.step(stage, metrics));
+    }
+}
+
+fn run_sft<B: AutodiffBackend>(
+    model: Qwen2ForCausalLm<B>,
+    tokenizer: &Arc<ChatTokenizer>,
+    stage: SftStage,
+    sink: impl FnMut(&StepMetrics) + Send + 'static,
+) -> Result<(Qwen2ForCausalLm<B>, crate::sft::SftReport)> {
+    let mut builder = SftTrainer::builder(model, Arc::clone(tokenizer))
+        .with_config(stage.config)
+        .with_observer(sink);
+    if let Some(eval) = stage.eval {
+        builder = builder.with_eval_dataset(eval);
+    }
+    let mut trainer = builder.build()?;
+    let report = trainer.train(&stage.train)?;
+    Ok((trainer.into_model(), report))
+}
+
+fn run_grpo<B: AutodiffBackend>(
+    model: Qwen2ForCausalLm<B>,
+    tokenizer: &Arc<ChatTokenizer>,
+    stage: GrpoStage,
+    sink: impl FnMut(&StepMetrics) + Send + 'static,
+    run_dir: Option<&RunDirectory>,
+    resume_from: Option<PathBuf>,
+) -> Result<(Qwen2ForCausalLm<B>, crate::grpo::GrpoReport)> {
+    let GrpoStage {
+        config,
+        tasks,
+        rewards,
+        environments,
+        checkpoint_every,
+    } = stage;
+    let mut builder = GrpoTrainer::builder(model, Arc::clone(tokenizer))
+        .with_config(config)
+        .with_observer(sink);
+    for reward in rewards {
+        builder = builder.add_reward(reward);
+    }
+    if let Some(factory) = environments {
+        builder = builder.with_environment(move || factory.create());
+    }
+    if let (Some(run), Some(every)) = (run_dir, checkpoint_every) {
+        builder = builder.with_checkpointing(run.path(), every);
+    }
+    if let Some(dir) = resume_from {
+        builder = builder.with_resume_from(dir);
+    }
+    let mut trainer = builder.build()?;
+    let report = trainer.train(&tasks)?;
+    Ok((trainer.into_model(), report))
+}
