@@ -12,7 +12,7 @@ use agent_rl::core::{
     SamplingConfig, Task,
 };
 use agent_rl::eval::bfcl::{BfclDataset, CheckOptions, split_train_held_out, training_tasks};
-use agent_rl::progress::{progress_bar, progress_observer};
+use agent_rl::progress::{finish_bar, progress_bar, progress_observer};
 use agent_rl::rewards::ToolUseReward;
 use agent_rl::run_dir::RunDir;
 use anyhow::{Context, bail};
@@ -242,7 +242,7 @@ impl TrainJob for GrpoJob {
         let mut trainer = builder.build()?;
         progress.set_position(trainer.global_step() as u64);
         let report = trainer.train(&train)?;
-        progress.finish();
+        finish_bar(&progress);
         let model = trainer.into_model();
         if !held_out.is_empty() {
             let after = evaluate(&model, &tokenizer, &held_out, env, &config)?;

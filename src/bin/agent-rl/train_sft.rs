@@ -7,7 +7,7 @@ use agent_rl::algos::SftConfig;
 use agent_rl::algos::sft::{SftDataset, SftReport, SftTrainer};
 use agent_rl::algos::toy::{toy_sft_dataset, toy_tasks};
 use agent_rl::core::{ChatTokenizer, Qwen2ForCausalLm};
-use agent_rl::progress::{progress_bar, progress_observer};
+use agent_rl::progress::{finish_bar, progress_bar, progress_observer};
 use agent_rl::run_dir::{MetricsSink, RunDir};
 use anyhow::{Context, bail};
 use burn::tensor::backend::AutodiffBackend;
@@ -91,7 +91,7 @@ pub fn run_sft<B: AutodiffBackend>(
     }
     let mut trainer = builder.build()?;
     let report = trainer.train(train)?;
-    progress.finish();
+    finish_bar(&progress);
     Ok((trainer.into_model(), report))
 }
 
