@@ -111,11 +111,13 @@ pub fn cpu_unavailable() -> CoreError {
 /// [`BurnPolicy`] on `device`.
 ///
 /// # Errors
-/// Unreadable tokenizer files, or weights that do not load (the directory named).
+/// Unreadable tokenizer files, weights that do not load (the directory named), or a tokenizer
+/// whose ids exceed the model's vocabulary.
 pub fn load_policy<B: Backend>(dir: &Path, device: &B::Device) -> anyhow::Result<BurnPolicy<B>> {
     let tokenizer = Arc::new(ChatTokenizer::from_dir(dir)?);
     let (model, _) = load_pretrained::<B>(dir, LoadOptions::default(), device)
         .with_context(|| format!("loading {}", dir.display()))?;
+    tokenizer.check_model_vocab(model.config().vocab_size)?;
     Ok(BurnPolicy::new(model, tokenizer))
 }
 

@@ -1,5 +1,7 @@
 //! Progress bars for training runs ([`StageProgress`], a pipeline observer) and for evaluations.
 
+use std::io::{IsTerminal, Write};
+
 use agent_rl_algos::pipeline::PipelineObserver;
 use agent_rl_algos::{StepMetrics, ToolUseScores};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -46,9 +48,56 @@ pub fn count_progress(bar: &ProgressBar) -> impl FnMut(usize, usize) + '_ {
     }
 }
 
+/// Finishes `bar`, leaving it drawn, and ends its line so that whatever is printed next starts
+/// on a line of its own (indicatif leaves the cursor at the end of the bar).
+pub fn finish_bar(bar: &ProgressBar) {
+    bar.finish();
+    if !bar.is_hidden() {
+        let _ = writeln!(std::io::stderr().lock());
+    }
+}
+
+/// Steps between two plain progress lines ([`plain_progress_line`]) in a run of `planned`
+/// steps: about 20 lines per run; every 10 steps when the number of steps is not known (0).
+pub fn plain_line_interval(planned: u64) -> u64 {
+    if planned == 0 {
+        10
+    } else {
+        (planned / 20).max(1)
+    }
+}
+
+/// The line written to stderr for `step` when stderr is not a terminal (a log file, CI), where
+/// the bar itself is not drawn: `label step/len message (elapsed)` on the first step, every
+/// [`plain_line_interval`]`(planned)` steps and the planned last step; `None` on the others.
+///
+/// ```
+/// use agent_rl::progress::{plain_progress_line, progress_bar};
+///
+/// let bar = progress_bar(100, "GRPO");
+/// bar.set_message("reward 0.5");
+/// assert!(plain_progress_line(&bar, 1, 100).unwrap().starts_with("GRPO 1/100 reward 0.5 ("));
+/// assert!(plain_progress_line(&bar, 2, 100).is_none());
+/// assert!(plain_progress_line(&bar, 5, 100).is_some());
+/// assert!(plain_progress_line(&bar, 100, 100).is_some());
+/// ```
+pub fn plain_progress_line(bar: &ProgressBar, step: u64, planned: u64) -> Option<String> {
+    let due = step == 1 || step == planned || step.is_multiple_of(plain_line_interval(planned));
+    due.then(|| {
+        format!(
+            "{} {step}/{} {} ({:.1}s)",
+            bar.prefix().trim(),
+            bar.length().unwrap_or(step).max(step),
+            bar.message(),
+            bar.elapsed().as_secs_f64()
+        )
+    })
+}
+
 /// A [`PipelineObserver`] that draws one progress bar per stage on stderr
 /// (`SFT [=====>   ] 40/100 loss 0.412`, `GRPO … reward 2.31`) and prints each held-out
-/// evaluation above the bars.
+/// evaluation above the bars. When stderr is not a terminal (a log file, CI) the bars are not
+/// drawn; a [`plain_progress_line`] is written instead, about 20 per stage.
 ///
 /// ```
 /// use agent_rl::algos::StepMetrics;
@@ -64,6 +113,7 @@ pub fn count_progress(bar: &ProgressBar) -> impl FnMut(usize, usize) + '_ {
 #[derive(Debug, Default)]
 pub struct StageProgress {
     bar: Option<ProgressBar>,
+    planned: u64,
 }
 
 impl StageProgress {
@@ -78,6 +128,7 @@ impl PipelineObserver for StageProgress {
         let bar = progress_bar(total_steps, &stage.to_uppercase());
         bar.set_position(first_step as u64);
         self.bar = Some(bar);
+        self.planned = total_steps as u64;
     }
 
     fn step(&mut self, stage: &str, metrics: &StepMetrics) {
@@ -90,11 +141,16 @@ impl PipelineObserver for StageProgress {
             _ => format!("reward {:.2}", metrics.reward),
         });
         bar.set_position(metrics.step as u64);
+        if !std::io::stderr().is_terminal()
+            && let Some(line) = plain_progress_line(bar, metrics.step as u64, self.planned)
+        {
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
+        }
     }
 
     fn stage_finished(&mut self, _stage: &str) {
         if let Some(bar) = self.bar.take() {
-            bar.finish();
+            finish_bar(&bar);
         }
     }
 

@@ -2,4 +2,5 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod cli_reliability;
 mod cli_train;

@@ -54,6 +54,7 @@
 #![warn(missing_docs)]
 
 pub mod advantages;
+pub mod checkpoint_dir;
 pub mod config;
 pub mod curriculum;
 pub mod error;
@@ -72,7 +73,9 @@ pub use advantages::{
     AdvantageScaling, frac_reward_zero_std, group_advantages, group_advantages_with_missing,
     group_reward_std, informative_completions, zero_variance_groups,
 };
-pub use config::{GrpoConfig, OptimizerConfig, SftConfig};
+pub use config::{
+    GrpoConfig, MAX_COMPLETIONS_PER_STEP, MAX_SFT_BATCH_SIZE, OptimizerConfig, SftConfig,
+};
 pub use curriculum::{CurriculumConfig, CurriculumSampler, SampledTask, TaskSource};
 pub use error::{AlgoError, Result};
 pub use evaluate::{ToolUseScores, evaluate_tool_use};

@@ -232,6 +232,44 @@ fn error_messages_say_how_to_fix() {
 }
 
 #[test]
+fn sizes_beyond_memory_are_refused_before_anything_is_allocated() {
+    let started = std::time::Instant::now();
+    for (num_generations, prompts_per_step) in [
+        (1_000_000_000, 8),
+        (usize::MAX, 2),
+        (2, usize::MAX),
+        (1 << 14, 5),
+    ] {
+        let result = GrpoConfig {
+            num_generations,
+            prompts_per_step,
+            ..GrpoConfig::default()
+        }
+        .validate();
+        assert_eq!(field_of(result), "num_generations");
+    }
+    let at_limit = GrpoConfig {
+        num_generations: 1 << 13,
+        prompts_per_step: 8,
+        ..GrpoConfig::default()
+    };
+    at_limit
+        .validate()
+        .expect("65,536 completions per step are allowed");
+    assert_eq!(
+        at_limit.completions_per_step(),
+        agent_rl_algos::MAX_COMPLETIONS_PER_STEP
+    );
+    let result = SftConfig {
+        batch_size: 1_000_000_000,
+        ..SftConfig::default()
+    }
+    .validate();
+    assert_eq!(field_of(result), "batch_size");
+    assert!(started.elapsed().as_secs() < 1);
+}
+
+#[test]
 fn schedule_uses_warmup_ratio() {
     let mut o = GrpoConfig::default().optimizer;
     o.learning_rate = 1.0;

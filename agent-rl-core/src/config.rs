@@ -231,10 +231,48 @@ impl Qwen2Config {
             ("num_hidden_layers", self.num_hidden_layers),
             ("num_attention_heads", self.num_attention_heads),
             ("num_key_value_heads", self.kv_heads()),
+            ("head_dim", self.head_size()),
+            ("max_position_embeddings", self.max_position_embeddings),
         ] {
             if value == 0 {
                 return bad(field, "must be positive".into());
             }
+        }
+        // Far above any released Qwen2 (72B: vocab 152064, hidden 8192, 80 layers, 64 heads),
+        // low enough that no product of two of them overflows.
+        for (field, value, limit) in [
+            ("vocab_size", self.vocab_size, 1 << 24),
+            ("hidden_size", self.hidden_size, 1 << 20),
+            ("intermediate_size", self.intermediate_size, 1 << 20),
+            ("num_hidden_layers", self.num_hidden_layers, 1 << 12),
+            ("num_attention_heads", self.num_attention_heads, 1 << 12),
+            ("num_key_value_heads", self.kv_heads(), 1 << 12),
+            ("head_dim", self.head_size(), 1 << 16),
+            (
+                "max_position_embeddings",
+                self.max_position_embeddings,
+                1 << 30,
+            ),
+        ] {
+            if value > limit {
+                return bad(field, format!("is {value}; at most {limit} is supported"));
+            }
+        }
+        if !(self.rms_norm_eps.is_finite() && self.rms_norm_eps > 0.0) {
+            return bad(
+                "rms_norm_eps",
+                format!(
+                    "is {}; must be a finite value > 0 (Qwen2 uses 1e-6)",
+                    self.rms_norm_eps
+                ),
+            );
+        }
+        let theta = self.rope_base();
+        if !(theta.is_finite() && theta > 0.0) {
+            return bad(
+                "rope_theta",
+                format!("is {theta}; must be a finite value > 0"),
+            );
         }
         if !self.num_attention_heads.is_multiple_of(self.kv_heads()) {
             return bad(
@@ -289,6 +327,9 @@ mod tests {
             (json!({"use_sliding_window": true}), "use_sliding_window"),
             (json!({"num_key_value_heads": 3}), "num_key_value_heads"),
             (json!({"model_type": "llama"}), "model_type"),
+            (json!({"rms_norm_eps": -1.0}), "rms_norm_eps"),
+            (json!({"rms_norm_eps": 0.0}), "rms_norm_eps"),
+            (json!({"rope_theta": -5.0}), "rope_theta"),
         ] {
             let err = with(patch).expect_err("unsupported");
             assert!(err.to_string().contains(&format!("`{field}`")), "{err}");

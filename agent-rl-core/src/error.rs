@@ -70,6 +70,35 @@ pub enum CoreError {
         /// The dtype found.
         dtype: String,
     },
+    /// A tensor holds NaN or an infinity: the checkpoint is corrupt or the run that wrote it
+    /// diverged.
+    #[error(
+        "tensor `{key}` in {}: element {index} is {value}; the weights must be finite \
+         (a corrupt file or a diverged run)",
+        .file.display()
+    )]
+    NonFiniteTensor {
+        /// The file holding it.
+        file: PathBuf,
+        /// HF key.
+        key: String,
+        /// Flat index of the first non-finite element.
+        index: usize,
+        /// That element (NaN, inf or -inf).
+        value: f32,
+    },
+    /// A sharded checkpoint's index names a file outside the checkpoint directory.
+    #[error(
+        "{}: shard `{shard}` lies outside the model directory; shard names must be plain \
+         relative paths (no `..`, no absolute paths)",
+        .index.display()
+    )]
+    ShardOutsideDirectory {
+        /// The index file.
+        index: PathBuf,
+        /// The shard name as written in the index.
+        shard: String,
+    },
     /// The checkpoint holds tensors the model does not use.
     #[error("unexpected tensors in {}: {keys:?}", .file.display())]
     UnexpectedTensors {
@@ -85,6 +114,21 @@ pub enum CoreError {
         path: PathBuf,
         /// The tokenizers library's message.
         reason: String,
+    },
+    /// The tokenizer produces ids the model's embedding does not have.
+    #[error(
+        "tokenizer {} has a vocabulary of {tokenizer_ids} ids but the model's embedding has \
+         {model_vocab_size} rows (config.json `vocab_size`); use the tokenizer that belongs to \
+         the model",
+        .path.display()
+    )]
+    VocabularyMismatch {
+        /// The tokenizer file.
+        path: PathBuf,
+        /// One past the tokenizer's largest id (its vocabulary size, added tokens included).
+        tokenizer_ids: usize,
+        /// Rows of the model's embedding.
+        model_vocab_size: usize,
     },
     /// A chat template failed to compile or render.
     #[error("chat template ({source_name}): {reason}")]

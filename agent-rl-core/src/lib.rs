@@ -66,7 +66,7 @@ pub mod weights;
 
 pub use agent_loop::{AgentLoop, AgentLoopConfig, Episode};
 pub use burn_policy::BurnPolicy;
-pub use chat::{ChatTemplate, ChatTokenizer};
+pub use chat::{ChatTemplate, ChatTokenizer, DEFAULT_TEMPLATE_FUEL, DEFAULT_TEMPLATE_OUTPUT_BYTES};
 pub use config::Qwen2Config;
 pub use conversation::{Message, Role, ToolCall, ToolSpec};
 pub use environment::{Action, Environment, EnvironmentFactory, StepOutcome, Task};

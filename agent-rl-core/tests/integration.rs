@@ -5,6 +5,8 @@ mod common;
 mod fused_model;
 mod generation;
 mod golden_logits;
+mod input_checks;
 mod load_errors;
+mod malformed_inputs;
 mod save_round_trip;
 mod template_golden;

@@ -248,3 +248,75 @@ fn unsupported_config_names_field() {
         other => panic!("expected UnsupportedConfig, got {other:?}"),
     }
 }
+
+#[test]
+fn non_finite_weight_is_refused_naming_the_tensor() {
+    for (bad, shown) in [(f32::NAN, "NaN"), (f32::INFINITY, "inf")] {
+        let dir = copy_fixture("tied_f32");
+        rewrite(dir.path(), |key, shape, mut data| {
+            if key == "model.layers.0.self_attn.k_proj.weight" {
+                data[12..16].copy_from_slice(&bad.to_le_bytes());
+            }
+            Some((key.to_owned(), shape, data))
+        });
+        match load(dir.path()) {
+            Err(err @ CoreError::NonFiniteTensor { .. }) => {
+                let text = err.to_string();
+                assert!(
+                    text.contains("model.layers.0.self_attn.k_proj.weight")
+                        && text.contains("element 3")
+                        && text.contains(shown),
+                    "{text}"
+                );
+            }
+            other => panic!("expected NonFiniteTensor, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn invalid_rms_norm_eps_is_refused_naming_the_field() {
+    for eps in ["-1", "0", "0.0"] {
+        let dir = copy_fixture("tied_f32");
+        let path = dir.path().join("config.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = text.replace(
+            "\"rms_norm_eps\": 1e-06",
+            &format!("\"rms_norm_eps\": {eps}"),
+        );
+        std::fs::write(&path, text).unwrap();
+        let err = load(dir.path()).expect_err("invalid eps");
+        assert!(
+            matches!(err, CoreError::UnsupportedConfig { ref field, .. } if field == "rms_norm_eps"),
+            "{eps}: {err}"
+        );
+    }
+}
+
+#[test]
+fn shard_paths_outside_the_model_directory_are_refused() {
+    for outside in [
+        "../../../../etc/passwd",
+        "/etc/passwd",
+        "shards/../../x.safetensors",
+        "",
+    ] {
+        let dir = copy_fixture("sharded_f32");
+        let path = dir.path().join("model.safetensors.index.json");
+        let mut index: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        index["weight_map"]["lm_head.weight"] = Value::String(outside.into());
+        std::fs::write(&path, index.to_string()).unwrap();
+        match load(dir.path()) {
+            Err(err @ CoreError::ShardOutsideDirectory { .. }) => {
+                let text = err.to_string();
+                assert!(
+                    text.contains(&format!("`{outside}`"))
+                        && text.contains("model.safetensors.index.json"),
+                    "{text}"
+                );
+            }
+            other => panic!("{outside:?}: expected ShardOutsideDirectory, got {other:?}"),
+        }
+    }
+}

@@ -98,6 +98,7 @@ fn run_on<B: AutodiffBackend>(
     let tokenizer = Arc::new(ChatTokenizer::from_dir(model_dir)?);
     let (model, _) = load_pretrained::<B>(model_dir, LoadOptions::default(), &device)
         .with_context(|| format!("loading {}", model_dir.display()))?;
+    tokenizer.check_model_vocab(model.config().vocab_size)?;
     let categories = Category::from_names(options.categories.iter().map(String::as_str))
         .map_err(|name| anyhow::anyhow!("--categories: unknown `{name}`"))?;
     let (_, version) = BfclDataset::detect(bfcl_dir)?;

@@ -9,6 +9,11 @@ use crate::error::{AlgoError, Result};
 use crate::kl::KlEstimator;
 use crate::loss::{ImportanceSamplingLevel, LossType};
 
+/// The most completions one GRPO step may sample (`prompts_per_step × num_generations`): the
+/// rollouts, their token rows and scores are all held in memory at once, and 65,536 is already
+/// 64× TRL's largest published recipes.
+pub const MAX_COMPLETIONS_PER_STEP: usize = 1 << 16;
+
 /// Settings of a GRPO run (Group Relative Policy Optimization, [DeepSeekMath](https://arxiv.org/abs/2402.03300)).
 ///
 /// Field names and defaults follow TRL's `GRPOConfig` (1.16) where TRL has the setting, so a TRL
@@ -144,7 +149,7 @@ impl GrpoConfig {
 
     /// Completions per optimiser step (`prompts_per_step × num_generations`).
     pub fn completions_per_step(&self) -> usize {
-        self.prompts_per_step * self.num_generations
+        self.prompts_per_step.saturating_mul(self.num_generations)
     }
 
     /// True when a frozen reference model must be kept (`beta != 0`).
@@ -164,6 +169,18 @@ impl GrpoConfig {
                 format!(
                     "is {}; set >= 2: advantages compare completions within a group",
                     self.num_generations
+                ),
+            );
+        }
+        let completions = self.prompts_per_step.checked_mul(self.num_generations);
+        if completions.is_none_or(|count| count > MAX_COMPLETIONS_PER_STEP) {
+            return bad(
+                "num_generations",
+                format!(
+                    "{} × prompts_per_step {} completions per step exceed the limit of \
+                     {MAX_COMPLETIONS_PER_STEP} held in memory at once; lower num_generations or \
+                     prompts_per_step",
+                    self.num_generations, self.prompts_per_step
                 ),
             );
         }

@@ -4,6 +4,6 @@ mod grpo;
 mod optimizer;
 mod sft;
 
-pub use grpo::GrpoConfig;
+pub use grpo::{GrpoConfig, MAX_COMPLETIONS_PER_STEP};
 pub use optimizer::OptimizerConfig;
-pub use sft::SftConfig;
+pub use sft::{MAX_SFT_BATCH_SIZE, SftConfig};

@@ -79,6 +79,10 @@ impl Default for SftConfig {
     }
 }
 
+/// The largest SFT micro-batch ([`SftConfig::batch_size`]): its padded rows and activations are
+/// held at once.
+pub const MAX_SFT_BATCH_SIZE: usize = 1 << 16;
+
 impl SftConfig {
     /// Checks every field's range.
     ///
@@ -100,6 +104,16 @@ impl SftConfig {
         }
         if self.batch_size == 0 {
             return bad("batch_size", "is 0; must be >= 1".into());
+        }
+        if self.batch_size > MAX_SFT_BATCH_SIZE {
+            return bad(
+                "batch_size",
+                format!(
+                    "is {}; at most {MAX_SFT_BATCH_SIZE} sequences fit one micro-batch in memory \
+                     (use gradient_accumulation_steps for larger effective batches)",
+                    self.batch_size
+                ),
+            );
         }
         if self.max_length < 2 {
             return bad(

@@ -5,7 +5,10 @@
 //! - `reference/`: the reference model, when one is kept (`beta > 0`; it may have been synced);
 //! - `optimizer.bin`: AdamW's moments through burn's [`BinFileRecorder`] (full precision);
 //! - `trainer_state.json`: [`TrainerState`] (step, seed, task position, parameter order);
-//! - `config.json`: the resolved [`GrpoConfig`](crate::GrpoConfig).
+//! - `config.json`: the resolved [`GrpoConfig`](crate::GrpoConfig);
+//! - `manifest.json`: size and SHA-256 of each file, written last
+//!   ([`checkpoint_dir`](crate::checkpoint_dir): the directory is written beside its final name
+//!   and renamed into place, so a kill or full disk never leaves a half-written checkpoint).
 //!
 //! burn keys optimizer state by parameter id, and ids are fresh after loading a model, so the
 //! ids in module order are saved too and the optimizer record is re-keyed on load.
@@ -23,6 +26,7 @@ use burn::tensor::backend::{AutodiffBackend, Backend};
 use serde::{Deserialize, Serialize};
 
 use super::trainer::{GrpoTrainer, Optim};
+use crate::checkpoint_dir::{verify_checkpoint_dir, write_checkpoint_dir};
 use crate::error::{AlgoError, Result};
 use crate::optim::init_adamw;
 
@@ -73,12 +77,19 @@ fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
 }
 
 impl<B: AutodiffBackend> GrpoTrainer<B> {
-    /// Writes a checkpoint to `dir` (created if needed); see the module docs for the layout.
+    /// Writes a checkpoint to `dir` crash-safely (see the module docs for the layout and
+    /// [`write_checkpoint_dir`] for how): `dir` appears complete or not at all, replacing an
+    /// existing `dir`.
     ///
     /// # Errors
-    /// [`AlgoError::Checkpoint`] naming the file that could not be written; model export errors.
+    /// [`AlgoError::Checkpoint`] naming the file that could not be written (a full disk
+    /// included; the previous checkpoints stay usable); model export errors.
     pub fn save_checkpoint(&self, dir: &Path) -> Result<()> {
-        std::fs::create_dir_all(dir).map_err(|e| checkpoint_error(dir, e))?;
+        write_checkpoint_dir(dir, |tmp| self.write_checkpoint_files(tmp))?;
+        Ok(())
+    }
+
+    fn write_checkpoint_files(&self, dir: &Path) -> Result<()> {
         save_pretrained(self.model(), &dir.join("model"), SaveOptions::default())?;
         if let Some(reference) = &self.reference {
             save_pretrained(reference, &dir.join("reference"), SaveOptions::default())?;
@@ -105,10 +116,16 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
     /// by [`Self::save_checkpoint`]. The trainer's config stays in force; its seed must be the
     /// checkpoint's (otherwise the continuation would not be the same run).
     ///
+    /// The directory is checked against its manifest first ([`verify_checkpoint_dir`]), so an
+    /// interrupted write or a truncated, zeroed or otherwise altered file is refused with the
+    /// file named before anything is loaded.
+    ///
     /// # Errors
-    /// [`AlgoError::Checkpoint`] for missing or unreadable files, a different seed, or an
-    /// optimizer record that does not match the model; model load errors.
+    /// [`AlgoError::Checkpoint`] for an incomplete or damaged checkpoint, missing or unreadable
+    /// files, a different seed, or an optimizer record that does not match the model; model load
+    /// errors.
     pub fn load_checkpoint(&mut self, dir: &Path) -> Result<()> {
+        verify_checkpoint_dir(dir)?;
         let state_path = dir.join("trainer_state.json");
         let text =
             std::fs::read_to_string(&state_path).map_err(|e| checkpoint_error(&state_path, e))?;

@@ -7,6 +7,7 @@ use agent_rl_core::Qwen2ForCausalLm;
 use burn::tensor::backend::AutodiffBackend;
 use serde_json::{Map, Value, json};
 
+use crate::checkpoint_dir::SkippedCheckpoint;
 use crate::evaluate::ToolUseScores;
 use crate::grpo::GrpoReport;
 use crate::sft::SftReport;
@@ -72,6 +73,8 @@ pub struct PipelineReport<B: AutodiffBackend> {
     pub run_dir: Option<PathBuf>,
     /// The checkpoint step the run resumed from.
     pub resumed_from: Option<usize>,
+    /// Newer checkpoints a resume passed over (incomplete or damaged), newest first, with why.
+    pub skipped_checkpoints: Vec<SkippedCheckpoint>,
 }
 
 impl<B: AutodiffBackend> PipelineReport<B> {

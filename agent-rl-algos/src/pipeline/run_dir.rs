@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use super::atomic::write_atomic;
 use super::metrics_log::MetricsLog;
 use super::reward_curve::reward_svg;
+use crate::checkpoint_dir::{CompleteCheckpoint, latest_complete_checkpoint};
 use crate::error::{AlgoError, Result};
 
 /// The summary file: held-out scores per evaluation point and run facts.
@@ -136,20 +137,14 @@ impl RunDirectory {
         Ok(model_dir)
     }
 
-    /// The newest `checkpoint-<step>/` directory with its step, if any.
+    /// The newest complete `checkpoint-<step>/` (manifest verified), with the newer ones that
+    /// were skipped and why; `None` when there is no checkpoint directory.
     ///
     /// # Errors
-    /// [`AlgoError::RunDirectory`] when the directory cannot be read.
-    pub fn latest_checkpoint(&self) -> Result<Option<(usize, PathBuf)>> {
-        let entries = std::fs::read_dir(&self.dir).map_err(|source| io_error(&self.dir, source))?;
-        Ok(entries
-            .filter_map(|entry| entry.ok())
-            .filter_map(|entry| {
-                let name = entry.file_name().into_string().ok()?;
-                let step: usize = name.strip_prefix("checkpoint-")?.parse().ok()?;
-                entry.path().is_dir().then(|| (step, entry.path()))
-            })
-            .max_by_key(|(step, _)| *step))
+    /// As [`latest_complete_checkpoint`]: the directory cannot be read, or checkpoint
+    /// directories exist but none is complete (every reason listed).
+    pub fn latest_checkpoint(&self) -> Result<Option<CompleteCheckpoint>> {
+        latest_complete_checkpoint(&self.dir)
     }
 }
 
@@ -184,20 +179,6 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(err.contains("summary.json"), "{err}");
-        Ok(())
-    }
-
-    #[test]
-    fn latest_checkpoint_is_the_highest_step() -> Result<()> {
-        let tmp = tempfile::tempdir().map_err(|e| io_error(Path::new("tmp"), e))?;
-        let run = RunDirectory::create(tmp.path())?;
-        assert_eq!(run.latest_checkpoint()?, None);
-        for step in [2, 10, 9] {
-            let dir = tmp.path().join(format!("checkpoint-{step}"));
-            std::fs::create_dir(&dir).map_err(|e| io_error(&dir, e))?;
-        }
-        let found = run.latest_checkpoint()?.map(|(step, _)| step);
-        assert_eq!(found, Some(10));
         Ok(())
     }
 }

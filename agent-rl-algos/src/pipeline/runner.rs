@@ -229,6 +229,11 @@ impl<B: AutodiffBackend> Pipeline<B> {
             })?),
             _ => None,
         };
+        let skipped_checkpoints = checkpoint
+            .as_ref()
+            .map(|found| found.skipped.clone())
+            .unwrap_or_default();
+        let checkpoint = checkpoint.map(|found| (found.step, found.dir));
         let mut record = Record {
             run_dir: run_dir.clone(),
             scores: Vec::new(),
@@ -334,6 +339,7 @@ impl<B: AutodiffBackend> Pipeline<B> {
             stages: reports,
             run_dir: run_dir.map(|run| run.path().to_owned()),
             resumed_from: checkpoint.map(|(step, _)| step),
+            skipped_checkpoints,
         })
     }
 }

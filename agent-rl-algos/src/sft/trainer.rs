@@ -15,6 +15,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
+use crate::checkpoint_dir::write_checkpoint_dir;
 use crate::config::SftConfig;
 use crate::error::{AlgoError, Result};
 use crate::metrics::{StepMetrics, TrainObserver};
@@ -309,7 +310,7 @@ impl<B: AutodiffBackend> SftTrainer<B> {
                         .is_some_and(|n| report.steps.is_multiple_of(n))
                     {
                         let path = dir.join(format!("checkpoint-{}", report.steps));
-                        self.save(&path)?;
+                        write_checkpoint_dir(&path, |tmp| self.save(tmp))?;
                         report.checkpoints.push(path);
                     }
                     if last {

@@ -1,6 +1,7 @@
 //! GRPO trainer: learning proof, smoke test, multi-turn rollouts, checkpoint/resume.
 
 mod common;
+mod crash_safety;
 mod curriculum;
 mod learning;
 mod multi_turn;

@@ -110,3 +110,26 @@ fn accumulation_equals_one_big_batch_and_packing_trains() {
     );
     assert!(t.evaluate(&data).expect("eval").loss < before.loss);
 }
+
+#[test]
+fn checkpoints_are_written_whole_with_a_manifest() {
+    use agent_rl_algos::checkpoint_dir::{latest_complete_checkpoint, verify_checkpoint_dir};
+    let out = tempfile::tempdir().expect("temp dir");
+    let mut trainer = trainer(
+        SftConfig {
+            output_dir: Some(out.path().to_path_buf()),
+            save_steps: Some(1),
+            ..config(2)
+        },
+        3,
+    );
+    let report = trainer.train(&tool_call_dataset(8)).expect("trains");
+    for step in 1..=2 {
+        let dir = out.path().join(format!("checkpoint-{step}"));
+        assert!(report.checkpoints.contains(&dir));
+        let manifest = verify_checkpoint_dir(&dir).expect("complete");
+        assert!(manifest.files.iter().any(|f| f.path == "model.safetensors"));
+    }
+    let latest = latest_complete_checkpoint(out.path()).expect("readable");
+    assert_eq!(latest.map(|c| c.step), Some(2));
+}

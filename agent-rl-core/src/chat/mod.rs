@@ -6,5 +6,5 @@ mod template;
 mod tokenizer;
 
 pub use python_json::{python_float_repr, to_python_json, to_python_json_ascii};
-pub use template::ChatTemplate;
+pub use template::{ChatTemplate, DEFAULT_TEMPLATE_FUEL, DEFAULT_TEMPLATE_OUTPUT_BYTES};
 pub use tokenizer::ChatTokenizer;

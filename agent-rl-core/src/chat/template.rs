@@ -8,15 +8,53 @@ use super::python_json::to_python_json;
 use crate::conversation::{Message, ToolSpec};
 use crate::error::CoreError;
 
+/// Instructions one rendering may execute ([`ChatTemplate::with_limits`] changes it): far above
+/// what real templates use (Qwen2.5's template spends about a hundred per message), low enough
+/// that a template looping without end fails within seconds.
+pub const DEFAULT_TEMPLATE_FUEL: u64 = 20_000_000;
+
+/// Bytes one rendering may produce ([`ChatTemplate::with_limits`] changes it): far above any
+/// context window, far below what exhausts memory.
+pub const DEFAULT_TEMPLATE_OUTPUT_BYTES: usize = 64 << 20;
+
 /// A compiled HF chat template.
 ///
 /// Matches transformers' environment: `trim_blocks` and `lstrip_blocks` on, loop controls,
 /// Python string/dict methods (`.strip()`, `.startswith()`, `.items()`, …), a `tojson` that
 /// writes exactly what `json.dumps` writes, and the `raise_exception` / `strftime_now` helpers.
+///
+/// Rendering is bounded: a template that runs longer than its fuel
+/// ([`DEFAULT_TEMPLATE_FUEL`] instructions) or writes more than
+/// [`DEFAULT_TEMPLATE_OUTPUT_BYTES`] fails with an error naming the template instead of hanging
+/// or exhausting memory. (minijinja bounds string repetition itself; a template that doubles a
+/// string by concatenation in a short loop is not caught before its output is written.)
 pub struct ChatTemplate {
     env: Environment<'static>,
     source_name: String,
     source: String,
+    max_output_bytes: usize,
+}
+
+/// An in-memory writer that refuses to grow past `limit` bytes.
+struct BoundedWriter {
+    bytes: Vec<u8>,
+    limit: usize,
+    overflowed: bool,
+}
+
+impl std::io::Write for BoundedWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + data.len() > self.limit {
+            self.overflowed = true;
+            return Err(std::io::Error::other("chat template output limit reached"));
+        }
+        self.bytes.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 impl std::fmt::Debug for ChatTemplate {
@@ -144,6 +182,7 @@ impl ChatTemplate {
         env.add_filter("tojson", tojson);
         env.add_function("raise_exception", raise_exception);
         env.add_function("strftime_now", strftime_now);
+        env.set_fuel(Some(DEFAULT_TEMPLATE_FUEL));
         env.add_template_owned("chat", rewrite_generation_blocks(source))
             .map_err(|err| CoreError::ChatTemplate {
                 source_name: source_name.clone(),
@@ -153,7 +192,17 @@ impl ChatTemplate {
             env,
             source_name,
             source: source.to_owned(),
+            max_output_bytes: DEFAULT_TEMPLATE_OUTPUT_BYTES,
         })
+    }
+
+    /// The same template with other rendering limits: `fuel` instructions and
+    /// `max_output_bytes` of output per rendering.
+    #[must_use]
+    pub fn with_limits(mut self, fuel: u64, max_output_bytes: usize) -> Self {
+        self.env.set_fuel(Some(fuel));
+        self.max_output_bytes = max_output_bytes;
+        self
     }
 
     /// The template's Jinja source, as given to [`ChatTemplate::new`].
@@ -167,7 +216,8 @@ impl ChatTemplate {
     /// `extra` holds the other template variables (`bos_token`, `eos_token`, …).
     ///
     /// # Errors
-    /// [`CoreError::ChatTemplate`] when rendering fails (including `raise_exception`).
+    /// [`CoreError::ChatTemplate`] when rendering fails (including `raise_exception`), runs out
+    /// of fuel or exceeds the output limit.
     pub fn render(
         &self,
         messages: &[Message],
@@ -196,9 +246,26 @@ impl ChatTemplate {
             .env
             .get_template("chat")
             .map_err(|err| fail(format!("{err:#}")))?;
-        template
-            .render(JinjaValue::from_serialize(&context))
-            .map_err(|err| fail(format!("{err:#}")))
+        let mut out = BoundedWriter {
+            bytes: Vec::new(),
+            limit: self.max_output_bytes,
+            overflowed: false,
+        };
+        let rendered = template.render_captured_to(JinjaValue::from_serialize(&context), &mut out);
+        if out.overflowed {
+            return Err(fail(format!(
+                "the rendering exceeds {} bytes; the template writes without bound",
+                self.max_output_bytes
+            )));
+        }
+        match rendered {
+            Ok(_) => String::from_utf8(out.bytes).map_err(|err| fail(err.to_string())),
+            Err(err) if err.kind() == ErrorKind::OutOfFuel => Err(fail(format!(
+                "rendering did not finish within its fuel of instructions; the template loops \
+                 without bound or far too long ({err})"
+            ))),
+            Err(err) => Err(fail(format!("{err:#}"))),
+        }
     }
 }
 
@@ -237,6 +304,40 @@ mod tests {
             .render(&[], &[], false, &Map::new())
             .expect_err("raises");
         assert!(err.to_string().contains("no system role"), "{err}");
+    }
+
+    #[test]
+    fn endless_loops_run_out_of_fuel() {
+        let source = "{% for a in range(100000) %}{% for b in range(100000) %}\
+                      {% for c in range(100000) %}{% endfor %}{% endfor %}{% endfor %}";
+        let template = ChatTemplate::new(source, "loops.jinja").expect("compiles");
+        let started = std::time::Instant::now();
+        let err = template
+            .render(&[], &[], false, &Map::new())
+            .expect_err("out of fuel");
+        let text = err.to_string();
+        assert!(
+            text.contains("loops.jinja") && text.contains("fuel"),
+            "{text}"
+        );
+        assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn unbounded_output_is_refused() {
+        // 1 MB per iteration, well within fuel: only the output limit stops it.
+        let source = "{% set s = 'x' * 1000000 %}{% for i in range(100) %}{{ s }}{% endfor %}";
+        let template = ChatTemplate::new(source, "big.jinja")
+            .expect("compiles")
+            .with_limits(1_000_000, 1 << 20);
+        let err = template
+            .render(&[], &[], false, &Map::new())
+            .expect_err("too much output");
+        let text = err.to_string();
+        assert!(
+            text.contains("big.jinja") && text.contains("exceeds"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -233,6 +233,34 @@ impl ChatTokenizer {
         self.tokenizer.get_vocab_size(true)
     }
 
+    /// One past the largest id the tokenizer can produce (added tokens included): the number of
+    /// embedding rows a model needs to accept every id it encodes.
+    pub fn id_bound(&self) -> usize {
+        self.tokenizer
+            .get_vocab(true)
+            .values()
+            .max()
+            .map_or(0, |&id| id as usize + 1)
+    }
+
+    /// Refuses a model whose embedding (`vocab_size` rows) is smaller than the ids this
+    /// tokenizer produces, which would otherwise fail at the first out-of-range id. A larger
+    /// embedding is fine (Qwen2.5 pads its embedding past the tokenizer's vocabulary).
+    ///
+    /// # Errors
+    /// [`CoreError::VocabularyMismatch`] naming the tokenizer file and both sizes.
+    pub fn check_model_vocab(&self, vocab_size: usize) -> Result<(), CoreError> {
+        let tokenizer_ids = self.id_bound();
+        if tokenizer_ids > vocab_size {
+            return Err(CoreError::VocabularyMismatch {
+                path: self.path.clone(),
+                tokenizer_ids,
+                model_vocab_size: vocab_size,
+            });
+        }
+        Ok(())
+    }
+
     /// Id of a token string (special or added tokens included).
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
         self.tokenizer.token_to_id(token)

@@ -52,8 +52,8 @@ pub type StopStringCheck<'a> = &'a (dyn Fn(&[u32]) -> bool + Sync);
 /// `max_new_tokens`, and, with `stop_check`, stop strings.
 ///
 /// # Errors
-/// [`CoreError::InvalidArgument`] for invalid sampling settings, an empty prompt, or a prompt
-/// plus budget beyond `max_position_embeddings`.
+/// [`CoreError::InvalidArgument`] for invalid sampling settings, an empty prompt, a token id
+/// outside the model's vocabulary, or a prompt plus budget beyond `max_position_embeddings`.
 pub fn generate_ids<B: Backend>(
     model: &Qwen2ForCausalLm<B>,
     prompts: &[Vec<u32>],
@@ -83,6 +83,7 @@ pub fn generate_ids_with_stop<B: Backend>(
             reason: "a prompt is empty".into(),
         });
     }
+    check_token_ids(prompts, config.vocab_size, "prompts")?;
     if width + sampling.max_new_tokens > config.max_position_embeddings {
         return Err(CoreError::InvalidArgument {
             field: "max_new_tokens".into(),
@@ -118,6 +119,38 @@ pub fn generate_ids_with_stop<B: Backend>(
         }
     }
     Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+}
+
+/// Checks that every id of `rows` is below `vocab_size` (the model's embedding rows): an id
+/// beyond it would index past the embedding matrix.
+///
+/// # Errors
+/// [`CoreError::InvalidArgument`] naming `field`, the row, the position and the id.
+///
+/// ```
+/// use agent_rl_core::generation::check_token_ids;
+///
+/// assert!(check_token_ids(&[vec![1, 2, 3]], 4, "ids").is_ok());
+/// let err = check_token_ids(&[vec![1], vec![2, 99_999]], 4, "ids").unwrap_err();
+/// assert!(err.to_string().contains("99999"));
+/// ```
+pub fn check_token_ids(rows: &[Vec<u32>], vocab_size: usize, field: &str) -> Result<(), CoreError> {
+    for (row, ids) in rows.iter().enumerate() {
+        if let Some((position, &id)) = ids
+            .iter()
+            .enumerate()
+            .find(|&(_, &id)| id as usize >= vocab_size)
+        {
+            return Err(CoreError::InvalidArgument {
+                field: field.into(),
+                reason: format!(
+                    "token id {id} (row {row}, position {position}) is outside the model's \
+                     vocabulary of {vocab_size} ids"
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Splits the rows into at most `shards` groups of similar size, keeping equal prompts together

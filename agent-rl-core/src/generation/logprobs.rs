@@ -23,6 +23,13 @@ pub struct TokenScores<B: Backend> {
 ///
 /// # Shapes
 /// - `input_ids`: `[batch, seq]`, `completion_len < seq` → `[batch, completion_len]`
+///
+/// # Panics
+/// When an id is not below the model's `vocab_size` (the embedding lookup is out of range):
+/// ids from outside the process are checked first with
+/// [`check_token_ids`](super::check_token_ids); [`generate_ids`](super::generate_ids) and
+/// tokenizers that passed [`ChatTokenizer::check_model_vocab`](crate::ChatTokenizer::check_model_vocab)
+/// only produce valid ids.
 pub fn token_scores<B: Backend>(
     model: &Qwen2ForCausalLm<B>,
     input_ids: Tensor<B, 2, Int>,
@@ -42,6 +49,9 @@ pub fn token_scores<B: Backend>(
 /// [`token_scores`]' log-probabilities alone, without the entropies: for the frozen reference
 /// model and old-policy scores, where an entropy would cost a pass over `[batch, K, vocab]` for
 /// nothing.
+///
+/// # Panics
+/// As [`token_scores`], on ids outside the vocabulary.
 pub fn token_logprobs<B: Backend>(
     model: &Qwen2ForCausalLm<B>,
     input_ids: Tensor<B, 2, Int>,

@@ -7,7 +7,9 @@ mod sampler;
 mod shared_prefix;
 
 pub use config::{FinishReason, SamplingConfig};
-pub use generate::{Generation, StopStringCheck, generate_ids, generate_ids_with_stop};
+pub use generate::{
+    Generation, StopStringCheck, check_token_ids, generate_ids, generate_ids_with_stop,
+};
 pub use logprobs::{TokenScores, token_logprobs, token_scores};
 pub use shared_prefix::UniqueRows;
 pub(crate) use shared_prefix::index_tensor;

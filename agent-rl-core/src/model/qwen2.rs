@@ -121,6 +121,10 @@ impl<B: Backend> Qwen2ForCausalLm<B> {
 
     /// Logits for every position of host token rows (all rows the same length; `mask` marks
     /// real tokens, `None` = no padding).
+    ///
+    /// # Panics
+    /// When an id is not below `vocab_size`; check untrusted ids first with
+    /// [`check_token_ids`](crate::generation::check_token_ids).
     pub fn forward_ids(&self, rows: &[Vec<u32>], mask: Option<&[Vec<bool>]>) -> Tensor<B, 3> {
         let full: Vec<Vec<bool>>;
         let mask = match mask {

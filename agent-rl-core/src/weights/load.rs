@@ -46,11 +46,13 @@ impl TensorSource for ReaderSource<'_> {
 /// onto `device`.
 ///
 /// Every tensor's shape is checked; a missing tensor, a shape mismatch, an unexpected tensor
-/// (unless allowed), a missing or corrupt file each give an error naming the file and key.
+/// (unless allowed), a NaN or infinite weight, a shard outside `dir`, a missing or corrupt file
+/// each give an error naming the file and key.
 ///
 /// # Errors
 /// See [`CoreError`]: `Io`, `Json`, `UnsupportedConfig`, `Safetensors`, `MissingTensor`,
-/// `ShapeMismatch`, `UnsupportedDtype`, `UnexpectedTensors`.
+/// `ShapeMismatch`, `UnsupportedDtype`, `NonFiniteTensor`, `ShardOutsideDirectory`,
+/// `UnexpectedTensors`.
 pub fn load_pretrained<B: Backend>(
     dir: &Path,
     options: LoadOptions,

@@ -99,11 +99,25 @@ fn open_shard(path: &Path) -> Result<Shard, CoreError> {
     })
 }
 
+/// True for a relative path made of plain names only (`a/b.safetensors`, not `../x`, `/x`,
+/// `C:\\x` or an empty name): such a path stays inside the directory it is joined to.
+fn is_plain_relative(name: &str) -> bool {
+    let path = Path::new(name);
+    !name.is_empty()
+        && path.components().all(|part| {
+            matches!(
+                part,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        })
+}
+
 impl CheckpointReader {
     /// Opens `dir/model.safetensors.index.json` if present, else `dir/model.safetensors`.
     ///
     /// # Errors
-    /// Missing or unreadable files, a corrupt header or index, an index naming a missing shard.
+    /// Missing or unreadable files, a corrupt header or index, an index naming a missing shard
+    /// or a shard outside `dir` ([`CoreError::ShardOutsideDirectory`]).
     pub fn open(dir: &Path) -> Result<Self, CoreError> {
         let index_path = dir.join("model.safetensors.index.json");
         if index_path.exists() {
@@ -119,6 +133,12 @@ impl CheckpointReader {
             let mut files: Vec<&String> = index.weight_map.values().collect();
             files.sort();
             files.dedup();
+            if let Some(outside) = files.iter().find(|name| !is_plain_relative(name)) {
+                return Err(CoreError::ShardOutsideDirectory {
+                    index: index_path,
+                    shard: (*outside).clone(),
+                });
+            }
             let shards = files
                 .iter()
                 .map(|name| open_shard(&dir.join(name)))
@@ -181,7 +201,8 @@ impl CheckpointReader {
     ///
     /// # Errors
     /// [`CoreError::MissingTensor`], [`CoreError::ShapeMismatch`],
-    /// [`CoreError::UnsupportedDtype`], or [`CoreError::Safetensors`] for out-of-file offsets.
+    /// [`CoreError::UnsupportedDtype`], [`CoreError::Safetensors`] for out-of-file offsets,
+    /// [`CoreError::NonFiniteTensor`] for NaN or infinite values.
     pub fn read_f32(&self, key: &str, expected: &[usize]) -> Result<Vec<f32>, CoreError> {
         let &index = self
             .locations
@@ -235,7 +256,7 @@ impl CheckpointReader {
                 ),
             });
         }
-        Ok(match info.dtype {
+        let values: Vec<f32> = match info.dtype {
             Dtype::F32 => bytes
                 .chunks_exact(4)
                 .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -248,6 +269,15 @@ impl CheckpointReader {
                 .chunks_exact(2)
                 .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
                 .collect(),
-        })
+        };
+        if let Some((index, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(CoreError::NonFiniteTensor {
+                file: shard.path.clone(),
+                key: key.into(),
+                index,
+                value,
+            });
+        }
+        Ok(values)
     }
 }

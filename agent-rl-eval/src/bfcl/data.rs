@@ -66,12 +66,21 @@ pub struct BfclDataset {
 
 impl BfclDataset {
     /// Detects the layout of `dir`: `BFCL_v4_*` or `BFCL_v3_*` files directly in it, or in a
-    /// `v4/` (preferred) or `v3/` subfolder. Returns the folder holding the files.
+    /// `v4/` (preferred) or `v3/` subfolder, or the same under `bfcl/` (so that the benchmark
+    /// data root, `AGENT_RL_DATA`, works too). Returns the folder holding the files.
     ///
     /// # Errors
     /// [`EvalError::Layout`] when neither layout is found.
     pub fn detect(dir: &Path) -> Result<(PathBuf, BfclVersion)> {
-        let candidates = [dir.to_path_buf(), dir.join("v4"), dir.join("v3")];
+        let bfcl = dir.join("bfcl");
+        let candidates = [
+            dir.to_path_buf(),
+            dir.join("v4"),
+            dir.join("v3"),
+            bfcl.join("v4"),
+            bfcl.join("v3"),
+            bfcl,
+        ];
         for folder in candidates {
             for version in [BfclVersion::V4, BfclVersion::V3] {
                 if folder.join(version.file_name(Category::Multiple)).is_file() {
@@ -81,7 +90,8 @@ impl BfclDataset {
         }
         Err(EvalError::Layout {
             path: dir.to_path_buf(),
-            reason: "no BFCL_v4_multiple.json or BFCL_v3_multiple.json here or in v4/ or v3/"
+            reason: "no BFCL_v4_multiple.json or BFCL_v3_multiple.json here, in v4/ or v3/, \
+                     or in bfcl/{v4,v3}/"
                 .into(),
         })
     }

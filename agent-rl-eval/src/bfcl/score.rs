@@ -1,6 +1,7 @@
 //! Scoring model outputs: one [`Verdict`] per entry, from raw text or already decoded calls, and
 //! scoring of a whole result file (`{"id": …, "result": …}` per line).
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use agent_rl_core::ToolCall;
@@ -182,12 +183,36 @@ fn convert_arguments(
         .collect()
 }
 
-/// Reads a result file (JSON Lines of [`ResultLine`]).
+/// Reads a result file (JSON Lines of [`ResultLine`]), with each record's line number.
 ///
 /// # Errors
-/// Unreadable file, or a line that is not a `{"id", "result"}` object (file and line named).
+/// Unreadable file, a line that is not a `{"id", "result"}` object, an id already answered on
+/// an earlier line (it would be counted twice), or a file without any record — each
+/// [`EvalError::Record`] naming the file and line.
 pub fn read_results(path: &Path) -> Result<Vec<(usize, ResultLine)>> {
-    read_jsonl(path)
+    let records: Vec<(usize, ResultLine)> = read_jsonl(path)?;
+    if records.is_empty() {
+        return Err(EvalError::Record {
+            path: path.to_path_buf(),
+            line: 1,
+            reason: "the result file holds no results (expected JSON Lines `{\"id\", \"result\"}`)"
+                .into(),
+        });
+    }
+    let mut first_line: HashMap<&str, usize> = HashMap::new();
+    for (line, record) in &records {
+        if let Some(first) = first_line.insert(record.id.as_str(), *line) {
+            return Err(EvalError::Record {
+                path: path.to_path_buf(),
+                line: *line,
+                reason: format!(
+                    "duplicate id {:?} (first on line {first}); each entry must be answered once",
+                    record.id
+                ),
+            });
+        }
+    }
+    Ok(records)
 }
 
 /// Scores every line of a result file against the dataset.

@@ -8,6 +8,7 @@ mod decoder;
 mod golden;
 mod grpo_tiny;
 mod replay;
+mod results_file;
 mod runner;
 mod training;
 

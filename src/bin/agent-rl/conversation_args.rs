@@ -13,7 +13,7 @@ pub struct ConversationArgs {
     #[arg(long)]
     pub messages: Option<PathBuf>,
     /// JSON file: an array of tools (`{"type": "function", "function": {…}}` or flat).
-    #[arg(long)]
+    #[arg(long, requires = "messages")]
     pub tools: Option<PathBuf>,
 }
 
@@ -55,5 +55,93 @@ impl ConversationArgs {
             }
         };
         Ok((messages, tools))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn field_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            "[ -~]{0,16}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(2, 8, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::vec(
+                    (
+                        prop_oneof![
+                            Just("name".to_owned()),
+                            Just("arguments".to_owned()),
+                            Just("function".to_owned()),
+                            "[a-z]{1,6}"
+                        ],
+                        inner
+                    ),
+                    0..3
+                )
+                .prop_map(|pairs| Value::Object(pairs.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn message() -> impl Strategy<Value = Value> {
+        let role = prop_oneof![
+            Just(json!("user")),
+            Just(json!("assistant")),
+            Just(json!("tool")),
+            Just(json!("system")),
+            field_value(),
+        ];
+        let key = prop_oneof![
+            Just("content"),
+            Just("tool_calls"),
+            Just("name"),
+            Just("tool_call_id"),
+            Just("reasoning_content"),
+        ];
+        (role, prop::collection::vec((key, field_value()), 0..4)).prop_map(|(role, fields)| {
+            let mut map = serde_json::Map::new();
+            map.insert("role".into(), role);
+            for (key, value) in fields {
+                map.insert(key.into(), value);
+            }
+            Value::Object(map)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Generated message (and tools) files load or give an error naming the file.
+        #[test]
+        fn malformed_message_files_load_or_err(
+            messages in prop::collection::vec(message(), 0..4),
+            wrapped in any::<bool>(),
+            tools in proptest::option::of(field_value()),
+            cut in any::<usize>(),
+        ) {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let path = dir.path().join("messages.json");
+            let value = if wrapped {
+                json!({"messages": messages, "tools": tools})
+            } else {
+                Value::Array(messages)
+            };
+            let mut text = value.to_string();
+            if cut % 4 == 0 {
+                text.truncate(cut % (text.len() + 1));
+            }
+            std::fs::write(&path, &text).expect("write");
+            let args = ConversationArgs { messages: Some(path), tools: None };
+            let loaded = std::panic::catch_unwind(|| args.load().map(|(m, t)| (m.len(), t.len())));
+            prop_assert!(loaded.is_ok(), "panicked on {text}");
+        }
     }
 }

@@ -21,8 +21,8 @@ use agent_rl::backend::PolicyJob;
 #[derive(Debug, clap::Args)]
 pub struct BfclArgs {
     /// BFCL data folder (`BFCL_v4_*.json` + `possible_answer/`, or v3; or a folder holding
-    /// `v4/`/`v3/`).
-    #[arg(long)]
+    /// `v4/`/`v3/`, or one holding `bfcl/`); defaults to `$AGENT_RL_DATA`.
+    #[arg(long, env = "AGENT_RL_DATA")]
     data: PathBuf,
     /// Result file to score: JSON Lines `{"id": …, "result": raw text | [{"fn": {"arg": v}}]}`.
     #[arg(long, conflicts_with = "model", required_unless_present = "model")]

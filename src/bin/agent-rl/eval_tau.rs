@@ -32,8 +32,9 @@ pub enum TauCommand {
 /// Arguments of `eval tau run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// τ-bench data folder (holding `retail/`, `airline/`, `user_simulator_prompt.txt`).
-    #[arg(long)]
+    /// τ-bench data folder (holding `retail/`, `airline/`, `user_simulator_prompt.txt`), or its
+    /// parent; defaults to `$AGENT_RL_DATA`.
+    #[arg(long, env = "AGENT_RL_DATA")]
     data: PathBuf,
     /// Domain: `retail` or `airline`.
     #[arg(long)]
@@ -76,8 +77,9 @@ pub struct RunArgs {
 /// Arguments of `eval tau replay`.
 #[derive(Debug, clap::Args)]
 pub struct ReplayArgs {
-    /// τ-bench data folder (holding `retail/`, `airline/`), or its parent.
-    #[arg(long)]
+    /// τ-bench data folder (holding `retail/`, `airline/`), or its parent; defaults to
+    /// `$AGENT_RL_DATA`.
+    #[arg(long, env = "AGENT_RL_DATA")]
     data: PathBuf,
     /// Domain: `retail` or `airline`.
     #[arg(long)]
@@ -165,5 +167,19 @@ fn replay(args: &ReplayArgs) -> anyhow::Result<()> {
         .collect();
     let text = serde_json::to_string_pretty(&json!({ "tasks": tasks }))?;
     std::fs::write(&args.out, text).with_context(|| format!("writing {}", args.out.display()))?;
+    let rewards: Vec<f64> = replayed
+        .iter()
+        .map(|task| f64::from(task.reward.unwrap_or(0.0)))
+        .collect();
+    let full = rewards.iter().filter(|&&reward| reward == 1.0).count();
+    let mean = rewards.iter().sum::<f64>() / rewards.len().max(1) as f64;
+    writeln!(
+        std::io::stdout().lock(),
+        "replayed {} tasks of {} {}: {full} rewarded 1.0, mean reward {mean:.4}; wrote {}",
+        replayed.len(),
+        args.domain.as_str(),
+        args.split,
+        args.out.display()
+    )?;
     Ok(())
 }

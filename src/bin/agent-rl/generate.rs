@@ -16,12 +16,12 @@ pub struct GenerateArgs {
     #[command(flatten)]
     model: ModelArgs,
     /// Raw prompt text, encoded as is (no chat template).
-    #[arg(long, conflicts_with_all = ["prompt_ids"])]
+    #[arg(long, conflicts_with_all = ["prompt_ids", "messages", "tools"])]
     prompt: Option<String>,
     #[command(flatten)]
     conversation: ConversationArgs,
-    /// Prompt token ids, comma-separated.
-    #[arg(long)]
+    /// Prompt token ids, comma-separated (each below the model's vocabulary size).
+    #[arg(long, conflicts_with_all = ["messages", "tools"])]
     prompt_ids: Option<String>,
     /// Greedy decoding (the default when no temperature is given).
     #[arg(long, conflicts_with = "temperature")]

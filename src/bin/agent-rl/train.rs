@@ -116,5 +116,6 @@ fn load_snapshot<B: AutodiffBackend>(
         .with_context(|| format!("loading the tokenizer of {}", dir.display()))?;
     let (model, _) = load_pretrained::<B>(dir, LoadOptions::default(), device)
         .with_context(|| format!("loading {}", dir.display()))?;
+    tokenizer.check_model_vocab(model.config().vocab_size)?;
     Ok((model, Arc::new(tokenizer)))
 }

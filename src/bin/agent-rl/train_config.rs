@@ -80,6 +80,26 @@ pub struct DataSection {
     pub environment: Option<EnvironmentKind>,
 }
 
+/// The most toy tasks `[data] toy` / `toy_held_out` may ask for: they are generated and held in
+/// memory (a few kilobytes each, with their tool specs).
+pub const MAX_TOY_TASKS: usize = 100_000;
+
+impl RunSection {
+    /// Checks the checkpoint interval.
+    ///
+    /// # Errors
+    /// `checkpoint_every = 0`.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        if self.checkpoint_every == Some(0) {
+            bail!(
+                "[run] checkpoint_every = 0: set >= 1 (optimiser steps between checkpoints), or \
+                 leave it out to checkpoint only at the end"
+            );
+        }
+        Ok(())
+    }
+}
+
 impl DataSection {
     /// Checks that exactly one training source is given.
     ///
@@ -96,6 +116,16 @@ impl DataSection {
                 "[data]: set exactly one of `train = \"file.jsonl\"`, `toy = <task count>`, \
                  `bfcl = \"data dir\"`"
             );
+        }
+        for (key, count) in [("toy", self.toy), ("toy_held_out", self.toy_held_out)] {
+            if let Some(count) = count
+                && !(1..=MAX_TOY_TASKS).contains(&count)
+            {
+                bail!(
+                    "[data] {key} = {count}: must lie in 1..={MAX_TOY_TASKS} (the toy tasks are \
+                     generated in memory; use `train = \"file.jsonl\"` for more)"
+                );
+            }
         }
         if self.eval.is_some() && self.toy_held_out.is_some() {
             bail!("[data]: set `eval` or `toy_held_out`, not both");
@@ -157,17 +187,36 @@ pub struct GrpoRunConfig {
 pub trait RunFile: DeserializeOwned + Serialize {
     /// The sections every trainer has.
     fn sections(&mut self) -> (&mut ModelSection, &mut DataSection, &mut RunSection);
+
+    /// Validates the trainer sections (`[sft]`, `[grpo]`, `[warmup]`, `[reward]`) before any
+    /// model or data is loaded, so that a bad size fails at once rather than after allocating.
+    ///
+    /// # Errors
+    /// The section and field that are invalid.
+    fn validate_trainers(&self) -> anyhow::Result<()>;
 }
 
 impl RunFile for SftRunConfig {
     fn sections(&mut self) -> (&mut ModelSection, &mut DataSection, &mut RunSection) {
         (&mut self.model, &mut self.data, &mut self.run)
     }
+
+    fn validate_trainers(&self) -> anyhow::Result<()> {
+        self.sft.validate().context("[sft]")
+    }
 }
 
 impl RunFile for GrpoRunConfig {
     fn sections(&mut self) -> (&mut ModelSection, &mut DataSection, &mut RunSection) {
         (&mut self.model, &mut self.data, &mut self.run)
+    }
+
+    fn validate_trainers(&self) -> anyhow::Result<()> {
+        if let Some(warmup) = &self.warmup {
+            warmup.validate().context("[warmup]")?;
+        }
+        self.grpo.validate().context("[grpo]")?;
+        self.reward.validate().context("[reward]")
     }
 }
 
@@ -196,6 +245,12 @@ pub fn load<T: RunFile>(path: &Path, default_dir: &str) -> anyhow::Result<T> {
     }
     data.validate()
         .with_context(|| format!("invalid run file {}", path.display()))?;
+    run.validate()
+        .with_context(|| format!("invalid run file {}", path.display()))?;
+    config
+        .validate_trainers()
+        .with_context(|| format!("invalid run file {}", path.display()))?;
+    let (_, _, run) = config.sections();
     run.dir
         .get_or_insert_with(|| PathBuf::from("runs").join(default_dir));
     Ok(config)
@@ -204,6 +259,111 @@ pub fn load<T: RunFile>(path: &Path, default_dir: &str) -> anyhow::Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Generated malformed run files (the committed examples with lines dropped, duplicated,
+    /// or with values replaced) parse to a config or an error, never a panic, and quickly.
+    #[test]
+    fn malformed_run_files_load_or_err() {
+        let configs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/configs");
+        let sources: Vec<String> = ["grpo_toy.toml", "sft_toy.toml", "grpo_qwen25.toml"]
+            .iter()
+            .map(|name| std::fs::read_to_string(configs.join(name)).expect("committed example"))
+            .collect();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("run.toml");
+        let value = prop_oneof![
+            Just("0".to_owned()),
+            Just("-1".to_owned()),
+            Just("1000000000000".to_owned()),
+            Just("18446744073709551615".to_owned()),
+            Just("nan".to_owned()),
+            Just("inf".to_owned()),
+            Just("1e400".to_owned()),
+            Just("\"\"".to_owned()),
+            Just("[1, 2]".to_owned()),
+            Just("{ a = 1 }".to_owned()),
+            "[ -~]{0,12}",
+        ];
+        let edit = (any::<usize>(), 0usize..3, value);
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+            cases: 96,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        });
+        runner
+            .run(
+                &(0..sources.len(), prop::collection::vec(edit, 1..5)),
+                |(source, edits)| {
+                    let mut lines: Vec<String> =
+                        sources[source].lines().map(str::to_owned).collect();
+                    for (at, kind, value) in edits {
+                        let at = at % lines.len().max(1);
+                        match kind {
+                            0 if !lines.is_empty() => {
+                                lines.remove(at);
+                            }
+                            1 if !lines.is_empty() => {
+                                let line = lines[at].clone();
+                                lines.insert(at, line);
+                            }
+                            _ => {
+                                if let Some(line) = lines.get_mut(at)
+                                    && let Some((key, _)) = line.split_once('=')
+                                {
+                                    *line = format!("{key}= {value}");
+                                }
+                            }
+                        }
+                    }
+                    std::fs::write(&path, lines.join("\n")).expect("write");
+                    let started = std::time::Instant::now();
+                    let grpo =
+                        std::panic::catch_unwind(|| load::<GrpoRunConfig>(&path, "g").is_ok());
+                    let sft = std::panic::catch_unwind(|| load::<SftRunConfig>(&path, "s").is_ok());
+                    prop_assert!(
+                        grpo.is_ok() && sft.is_ok(),
+                        "panicked on:\n{}",
+                        lines.join("\n")
+                    );
+                    prop_assert!(started.elapsed().as_secs() < 10);
+                    Ok(())
+                },
+            )
+            .expect("no panic");
+    }
+
+    #[test]
+    fn impossible_sizes_and_intervals_are_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("run.toml");
+        for (text, expected) in [
+            ("[data]\ntoy = 1000000000000\n", "toy = 1000000000000"),
+            ("[data]\ntoy = 4\ntoy_held_out = 0\n", "toy_held_out = 0"),
+            (
+                "[data]\ntoy = 4\n[run]\ncheckpoint_every = 0\n",
+                "checkpoint_every = 0",
+            ),
+            (
+                "[data]\ntoy = 4\n[grpo]\nnum_generations = 1000000000\n",
+                "num_generations",
+            ),
+            (
+                "[data]\ntoy = 4\n[grpo]\nprompts_per_step = 100000\n",
+                "num_generations",
+            ),
+        ] {
+            std::fs::write(&path, format!("[model]\ntiny = true\n{text}")).expect("write");
+            let err = load::<GrpoRunConfig>(&path, "g").expect_err(text);
+            let message = format!("{err:#}");
+            assert!(
+                message.contains(expected) && message.contains("run.toml"),
+                "{message}"
+            );
+        }
+        std::fs::write(&path, "[model]\ntiny = true\n[data]\ntoy = 100000\n").expect("write");
+        load::<GrpoRunConfig>(&path, "g").expect("the largest toy set is accepted");
+    }
 
     #[test]
     fn misspelled_key_is_named() {

@@ -148,6 +148,17 @@ impl TrainJob for GrpoJob {
         let report = pipeline.build()?.run()?;
 
         let mut stdout = std::io::stdout().lock();
+        for skipped in &report.skipped_checkpoints {
+            writeln!(
+                stdout,
+                "--resume: skipped {} ({})",
+                skipped.dir.display(),
+                skipped.reason
+            )?;
+        }
+        if let Some(step) = report.resumed_from {
+            writeln!(stdout, "resumed from checkpoint-{step}")?;
+        }
         if let Some(grpo) = report.grpo() {
             writeln!(
                 stdout,
