@@ -132,6 +132,7 @@ impl PolicyJob for RunJob {
                 temperature: args.temperature,
                 ..SamplingConfig::default()
             },
+            ..TauRunConfig::default()
         };
         let user_sampling = SamplingConfig {
             max_new_tokens: args.max_new_tokens,
