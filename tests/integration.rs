@@ -2,4 +2,5 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod cli_plan;
 mod cli_train;
