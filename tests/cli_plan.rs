@@ -72,17 +72,19 @@ fn qwen_7b_lora_grpo_fits_in_80gb_and_full_f32_does_not() {
     let fits = json(&lora);
     assert_eq!(fits["fits"], Value::Bool(true));
     let breakdown = fits["breakdown"].as_object().unwrap();
-    let sum_check = breakdown.values().all(Value::is_u64);
-    assert!(sum_check && breakdown.len() == 7, "{fits}");
+    assert!(
+        breakdown.values().all(Value::is_u64) && breakdown.len() == 7,
+        "{fits}"
+    );
     assert!(fits["total_bytes"].as_u64().unwrap() <= 80_000_000_000);
 
     let full = json(&[&GRPO_7B[..], &["--dtype", "f32"]].concat());
     assert_eq!(full["fits"], Value::Bool(false));
     assert!(full["total_bytes"].as_u64().unwrap() > 80_000_000_000);
-    assert_eq!(
-        full["breakdown"]["reference"],
-        fits["breakdown"]["weights"].clone()
-    );
+    // Full fine-tuning keeps a second f32 copy as the KL reference; LoRA keeps none.
+    assert_eq!(full["breakdown"]["reference"], full["breakdown"]["weights"]);
+    assert_eq!(full["breakdown"]["reference"], 7_615_616_512u64 * 4);
+    assert_eq!(fits["breakdown"]["reference"], 0);
     let table = String::from_utf8(plan(&GRPO_7B).stdout).unwrap();
     assert!(table.contains("does NOT fit"), "{table}");
 }

@@ -42,7 +42,7 @@ pub fn parse_bytes(text: &str) -> Result<u64> {
         _ => return Err(bad("unknown unit")),
     };
     let bytes = value * scale;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > 1e18 {
+    if !bytes.is_finite() || !(1.0..=1e18).contains(&bytes) {
         return Err(bad("must be a positive size"));
     }
     Ok(bytes.round() as u64)

@@ -167,8 +167,11 @@ fn flag_named(error: agent_rl::algos::AlgoError) -> String {
 fn table(plan: &MemoryPlan, request: &MemoryPlanRequest, name: &str) -> String {
     let breakdown = &plan.breakdown;
     let mut text = format!(
-        "memory plan: {name}, {:?}, {}, {:?} weights{}\n",
-        request.method,
+        "memory plan: {name}, {}, {}, {} weights{}\n",
+        match request.method {
+            TrainMethod::Sft => "SFT",
+            TrainMethod::Grpo => "GRPO",
+        },
         request
             .lora
             .as_ref()
@@ -177,7 +180,11 @@ fn table(plan: &MemoryPlan, request: &MemoryPlanRequest, name: &str) -> String {
                 lora.r,
                 lora.target_modules.len()
             )),
-        request.weight_dtype,
+        match request.weight_dtype {
+            WeightDtype::F32 => "f32",
+            WeightDtype::Bf16 => "bf16",
+            WeightDtype::F16 => "f16",
+        },
         if request.gradient_checkpointing {
             ", gradient checkpointing"
         } else {
@@ -185,7 +192,8 @@ fn table(plan: &MemoryPlan, request: &MemoryPlanRequest, name: &str) -> String {
         },
     );
     text.push_str(&format!(
-        "parameters {:.3} B (trainable {:.2} M); micro-batch {} sequences, {} per optimiser step\n\n",
+        "parameters {:.3} B (trainable {:.2} M); {} sequences per micro-batch, {} micro-batches per \
+         optimiser step\n\n",
         plan.parameters as f64 / 1e9,
         plan.trainable_parameters as f64 / 1e6,
         plan.micro_batch_size,
