@@ -2,5 +2,6 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod cli_plan;
 mod cli_reliability;
 mod cli_train;

@@ -47,6 +47,7 @@
 //! | [`sync_reference_model`] | TR-DPO mix-up of the reference toward the policy |
 //! | [`CurriculumSampler`] | difficulty levels, promotion, replay and new-scenario mixing |
 //! | [`StepMetrics`], [`TrainObserver`] | per-step metrics with TRL names, observer hook |
+//! | [`plan::plan_memory`], [`plan::MemoryPlanRequest`] | memory planner: bytes per component of a run, and whether it fits |
 //! | [`SftTrainer`], [`SftDataset`] | supervised fine-tuning: assistant-only masks, packing, accumulation |
 //! | [`pipeline::Pipeline`] | the training run: stages, evaluation between them, run directory, resume |
 //!
@@ -65,6 +66,7 @@ pub mod loss;
 pub mod metrics;
 pub mod optim;
 pub mod pipeline;
+pub mod plan;
 pub mod reference;
 pub mod sft;
 pub mod toy;

@@ -306,6 +306,41 @@ fn guards_table() {
     }
 }
 
+/// Under a per-turn limit the agent loop executes only the first call of a turn (one
+/// observation), but the guards audit every call the model emitted: dropped calls are penalised
+/// exactly as if they had run.
+#[test]
+fn guards_count_calls_dropped_by_the_per_turn_limit() {
+    let target = Target::new()
+        .add_expected_call(ExpectedCall::new("weather").with_argument("city", [json!("Paris")]));
+    let spray = || {
+        turn(
+            "",
+            vec![weather("Paris"), ToolCall::new("stocks", json!({}))],
+            1,
+        )
+    };
+    let mut limited = spray();
+    limited.observations = vec![agent_rl_core::Message::tool("weather", "sunny")];
+    let mut unlimited = spray();
+    unlimited.observations = vec![
+        agent_rl_core::Message::tool("weather", "sunny"),
+        agent_rl_core::Message::tool("stocks", "Unknown action stocks"),
+    ];
+    let guards = Guards::new(GuardConfig::default().with_overlong(None));
+    let penalties = |first| {
+        let trajectory = trajectory(tools(), vec![first, turn("sunny", vec![], 0)]);
+        guards
+            .penalties(Sample::new(&trajectory, &target))
+            .expect("scores")
+    };
+    let dropped = penalties(limited);
+    assert_eq!(dropped.extra_calls, Some(0.2)); // 3 attempts, 1 expected
+    assert_eq!(dropped.hallucinated_tools, 0.2);
+    assert_eq!(dropped.invalid_calls, 0.1);
+    assert_eq!(dropped, penalties(unlimited));
+}
+
 #[test]
 fn guard_total_is_capped_per_episode() {
     let calls: Vec<ToolCall> = (0..50)

@@ -16,7 +16,7 @@ use super::data::{TauTask, domain_dir, load_json};
 use super::domain::{CallStatus, Domain, TauDb};
 use super::replay::load_tasks;
 use super::reward::{RewardInfo, TERMINATE_TOOL, compute_reward};
-use super::schema::schema_violation;
+use super::schema::{CallFault, call_fault};
 use super::user::{STOP_TOKEN, UserSimulator};
 use crate::{EvalError, Result};
 
@@ -80,14 +80,15 @@ impl TauSuite {
     }
 }
 
-/// Counters of one episode.
+/// Counters of one episode, over the calls the environment executed (the runner's
+/// [`ToolCallCounts`](super::ToolCallCounts) also count the calls it never saw).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EpisodeStats {
-    /// Tool calls made.
+    /// Tool calls executed.
     pub tool_calls: usize,
-    /// Calls to tools that do not exist.
+    /// Executed calls to tools that do not exist.
     pub unknown_tool_calls: usize,
-    /// Calls whose arguments fail the tool's schema (counted with unknown tools as hallucinated).
+    /// Executed calls whose arguments fail the tool's schema.
     pub invalid_argument_calls: usize,
     /// Calls the original would answer with a raised exception (`Error: …` from Python).
     pub raised_calls: usize,
@@ -189,9 +190,10 @@ impl Environment for TauEnvironment {
             Action::ToolCall(call) => {
                 self.stats.tool_calls += 1;
                 let outcome = db.call(&call.name, &call.arguments);
-                let schema = self.tools.iter().find(|tool| tool.name() == call.name);
-                let violation =
-                    schema.and_then(|tool| schema_violation(tool.parameters(), &call.arguments));
+                let violation = match call_fault(&self.tools, call) {
+                    Some(CallFault::InvalidArguments(reason)) => Some(reason),
+                    _ => None,
+                };
                 match outcome.status {
                     CallStatus::UnknownTool => self.stats.unknown_tool_calls += 1,
                     _ if violation.is_some() => self.stats.invalid_argument_calls += 1,

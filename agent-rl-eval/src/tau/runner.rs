@@ -1,14 +1,15 @@
 //! Runs an agent [`Policy`] on a τ-bench split as the original's tool-calling agent does: the
 //! wiki as system prompt, at most `max_steps` agent turns, only the first tool call of a turn
-//! executed, rewards from the environment. Episodes advance in lockstep so that each step's
+//! executed (`max_tool_calls_per_turn`, default 1; every emitted call is still counted, see
+//! [`ToolCallCounts`]), rewards from the environment. Episodes advance in lockstep so that each step's
 //! requests go to the policy as one batch.
 
-use agent_rl_core::{
-    Action, ChatRequest, Completion, CoreError, Environment, Message, Policy, SamplingConfig,
-};
+use agent_rl_core::{ChatRequest, Completion, CoreError, Environment, Policy, SamplingConfig};
 use serde::{Deserialize, Serialize};
 
-use super::env::{EpisodeStats, TauEnvironment, TauSuite};
+use super::env::TauSuite;
+use super::episode::Running;
+pub use super::episode::{EpisodeResult, ToolCallCounts};
 use super::report::TauReport;
 use super::user::UserSimulator;
 use crate::{EvalError, Result};
@@ -27,6 +28,9 @@ pub struct TauRunConfig {
     pub batch_size: usize,
     /// Sampling of the agent (the original uses temperature 0).
     pub sampling: SamplingConfig,
+    /// Most tool calls executed per agent turn, in the order emitted; the others are dropped
+    /// (still counted as attempted). `None` = all. Default `Some(1)`, as the original agent.
+    pub max_tool_calls_per_turn: Option<usize>,
 }
 
 impl Default for TauRunConfig {
@@ -40,6 +44,7 @@ impl Default for TauRunConfig {
                 temperature: 0.0,
                 ..SamplingConfig::default()
             },
+            max_tool_calls_per_turn: Some(1),
         }
     }
 }
@@ -62,54 +67,13 @@ impl TauRunConfig {
                 });
             }
         }
-        Ok(())
-    }
-}
-
-/// One finished episode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EpisodeResult {
-    /// Index of the task in the split.
-    pub task_id: usize,
-    /// Trial number (0-based).
-    pub trial: usize,
-    /// Reward (0 when the episode hit the step limit or failed).
-    pub reward: f32,
-    /// Agent turns taken.
-    pub steps: usize,
-    /// Tool-call attempts that did not parse (counted as hallucinated calls).
-    pub malformed_calls: usize,
-    /// Counters from the environment.
-    pub stats: EpisodeStats,
-    /// The conversation (system, user, assistant, tool messages).
-    pub messages: Vec<Message>,
-    /// Why the episode failed, if it did (the original records reward 0).
-    pub error: Option<String>,
-}
-
-struct Running {
-    task_id: usize,
-    trial: usize,
-    env: TauEnvironment,
-    messages: Vec<Message>,
-    steps: usize,
-    malformed_calls: usize,
-    reward: Option<f32>,
-    error: Option<String>,
-}
-
-impl Running {
-    fn finished(self) -> EpisodeResult {
-        EpisodeResult {
-            task_id: self.task_id,
-            trial: self.trial,
-            reward: self.reward.unwrap_or(0.0),
-            steps: self.steps,
-            malformed_calls: self.malformed_calls,
-            stats: self.env.stats().clone(),
-            messages: self.messages,
-            error: self.error,
+        if self.max_tool_calls_per_turn == Some(0) {
+            return Err(EvalError::InvalidConfig {
+                field: "max_tool_calls_per_turn".into(),
+                reason: "must be at least 1 (or none for no limit)".into(),
+            });
         }
+        Ok(())
     }
 }
 
@@ -141,6 +105,7 @@ pub fn run_tau(
     let jobs: Vec<(usize, usize)> = (0..config.trials)
         .flat_map(|trial| task_ids.iter().map(move |&task| (task, trial)))
         .collect();
+    let limit = config.max_tool_calls_per_turn.unwrap_or(usize::MAX);
     let mut results = Vec::with_capacity(jobs.len());
     for chunk in jobs.chunks(config.batch_size) {
         let mut running: Vec<Running> = Vec::with_capacity(chunk.len());
@@ -156,20 +121,7 @@ pub fn run_tau(
                 Ok(messages) => (messages, None),
                 Err(error) => (task.messages.clone(), Some(error.to_string())),
             };
-            let mut episode = Running {
-                task_id,
-                trial,
-                env,
-                messages,
-                steps: 0,
-                malformed_calls: 0,
-                reward: None,
-                error,
-            };
-            if episode.error.is_some() {
-                episode.reward = Some(0.0);
-            }
-            running.push(episode);
+            running.push(Running::new((task_id, trial), env, messages, error));
         }
         let mut active: Vec<Running> = Vec::new();
         for episode in running {
@@ -192,7 +144,7 @@ pub fn run_tau(
             let mut still = Vec::with_capacity(active.len());
             for (mut episode, completion) in active.into_iter().zip(completions) {
                 match completion {
-                    Ok(completion) => advance(&mut episode, &completion.parsed),
+                    Ok(completion) => episode.advance(&completion.parsed, &suite.tools, limit),
                     Err(error) => {
                         episode.error = Some(error.to_string());
                         episode.reward = Some(0.0);
@@ -241,37 +193,4 @@ fn generate_each(
             })
         })
         .collect()
-}
-
-/// One agent turn: the first tool call if any (the others are dropped), else a reply.
-fn advance(episode: &mut Running, parsed: &agent_rl_core::ParsedOutput) {
-    episode.steps += 1;
-    episode.malformed_calls += parsed.malformed.len();
-    let action = match parsed.tool_calls.first() {
-        Some(call) => {
-            let content = Some(parsed.content.clone()).filter(|text| !text.is_empty());
-            episode
-                .messages
-                .push(Message::assistant_tool_calls(content, vec![call.clone()]));
-            Action::ToolCall(call.clone())
-        }
-        None => {
-            episode
-                .messages
-                .push(Message::assistant(parsed.content.clone()));
-            Action::Respond(parsed.content.clone())
-        }
-    };
-    match episode.env.step(&action) {
-        Ok(outcome) => {
-            episode.messages.push(outcome.observation);
-            if outcome.done {
-                episode.reward = Some(outcome.reward.unwrap_or(0.0));
-            }
-        }
-        Err(error) => {
-            episode.error = Some(error.to_string());
-            episode.reward = Some(0.0);
-        }
-    }
 }

@@ -2,7 +2,26 @@
 //! `properties`, `required`, `enum`, `items`), for the hallucinated tool-call rate. The tools
 //! themselves do not validate (see the module docs); this only classifies calls.
 
+use agent_rl_core::{ToolCall, ToolSpec};
 use serde_json::Value;
+
+/// What is wrong with a well-formed call, judged against the offered tools without running it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallFault {
+    /// No offered tool has the call's name.
+    UnknownTool,
+    /// The arguments fail the tool's schema (the JSON path and what was expected).
+    InvalidArguments(String),
+}
+
+/// Classifies `call` against `tools`: `None` for a call to an offered tool whose arguments
+/// satisfy its schema.
+pub fn call_fault(tools: &[ToolSpec], call: &ToolCall) -> Option<CallFault> {
+    let Some(tool) = tools.iter().find(|tool| tool.name() == call.name) else {
+        return Some(CallFault::UnknownTool);
+    };
+    schema_violation(tool.parameters(), &call.arguments).map(CallFault::InvalidArguments)
+}
 
 /// Why arguments fail a schema: the JSON path and what was expected.
 pub fn schema_violation(schema: &Value, value: &Value) -> Option<String> {

@@ -126,6 +126,7 @@ impl PolicyJob for RunJob {
                 temperature: args.temperature,
                 ..SamplingConfig::default()
             },
+            ..TauRunConfig::default()
         };
         let customers = LlmCustomers::load(
             &policy,

@@ -1,4 +1,4 @@
-//! The `agent-rl` command line: generate, score, render templates, train, evaluate.
+//! The `agent-rl` command line: generate, score, render templates, train, evaluate, plan memory.
 //!
 //! Each subcommand lives in its own file beside this one; this file only dispatches.
 
@@ -10,6 +10,7 @@ mod eval_tau;
 mod generate;
 mod logprobs;
 mod model_args;
+mod plan;
 mod train;
 mod train_config;
 mod train_grpo;
@@ -39,6 +40,8 @@ enum Command {
     /// Evaluate a model or a results file on a benchmark.
     #[command(subcommand)]
     Eval(eval::EvalCommand),
+    /// Estimate a training run's device memory, per component, and whether it fits.
+    Plan(plan::PlanArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -50,5 +53,6 @@ fn main() -> anyhow::Result<()> {
         Command::ChatTemplate(args) => chat_template::run(args),
         Command::Train(command) => train::run(command),
         Command::Eval(command) => eval::run(command),
+        Command::Plan(args) => plan::run(args),
     }
 }

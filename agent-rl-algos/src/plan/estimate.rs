@@ -1,0 +1,387 @@
+//! The estimate: what each part of a training step keeps in memory, and the peak.
+//!
+//! Sizes are in elements times bytes per element. `a` is the activation type's size: 4 (f32),
+//! or 2 when full fine-tuning runs the whole backend in half precision (`--dtype bf16` without
+//! LoRA). Frozen half-precision weights under LoRA are cast to f32 per use, so activations,
+//! adapters, their gradients and AdamW moments stay f32.
+//!
+//! **Persistent.** `weights = P × w` (`P` parameters, `w` the weight type's bytes) plus, under
+//! LoRA, `P_lora × 4`; `optimizer = 2 × P_train × t` (AdamW's two moments; `P_train` = `P` or
+//! the LoRA parameters, `t` = 4 under LoRA, `w` in full fine-tuning); `reference = P × w` for
+//! GRPO with `β > 0` in full fine-tuning (the trainer keeps a frozen copy), 0 under LoRA (the
+//! reference is the base with the adapters switched off) and for SFT.
+//!
+//! **Training phase** (one micro-batch of `b` sequences at a time). `gradients = P_train × t`,
+//! twice that with gradient accumulation (the summed gradients beside the new micro-batch's).
+//! Activations follow what agent-rl-core's model records for the backward pass, per decoder
+//! layer and token (fused CPU kernels; the tensor-op path on other backends keeps the same
+//! tensors): the layer input (kept by the first RMSNorm), the normed input (by the q/k/v
+//! product), the queries (by the score product), the attention context (by `o_proj`), the
+//! residual after attention and its norm (by the second RMSNorm and gate/up), the gate and up
+//! projections (by SiLU·up) and their product (by `down_proj`): `6H + 3I` values; the softmax
+//! output `heads × T` (`T` positions attended, kept by softmax and by the product with the
+//! values); the keys and values `2 × kv_heads × head_dim` per attended position; `r` per adapted
+//! projection under LoRA (the `x·A` product kept for `B`); and, for frozen half weights, the f32
+//! cast of each weight (kept by its product) — `layer_parameters × 4` per layer. The final norm
+//! and `lm_head` keep `2H` per position. One more layer's worth is counted as the backward
+//! working set (the gradients of the scores and probabilities, `2 × heads × T` per token, and
+//! of the MLP, `6H + 3I`). With gradient checkpointing each layer keeps only its input
+//! (`H` per token, plus the cached prompt keys/values it attends to) and one layer is recomputed
+//! at a time.
+//!
+//! GRPO scores a micro-batch as agent-rl-core's `token_scores` does: each distinct prompt once
+//! (`u = ⌈b / K⌉` rows of `max_prompt_length` tokens), then the completions of all `b` rows
+//! attending to their prompt through the key/value cache (`max_completion_length − 1` new
+//! tokens). Logits exist only for the completion positions: the fused scoring kernel keeps them
+//! (`b × C × V`) and the backward pass makes their gradient, `logits = 2 × b × C × V × a`. SFT
+//! runs the whole `max_prompt_length + max_completion_length` sequence and takes burn's
+//! `log_softmax` over every position: at its last subtraction `x − max`, `exp(x − max)` (kept
+//! for backward) and the result are alive together, and its backward pass needs as many
+//! vocabulary-wide tensors: `logits = 3 × b × S × V × a`.
+//!
+//! **Rollout phase** (GRPO). `rollout_kv_cache = L × N × (prompt + completion) × 2 × kv_heads ×
+//! head_dim × a` for the `N = prompts × K` sequences decoded together, plus one row of logits
+//! per sequence. On the CPU the key/value cache grows by doubling, so up to twice this figure
+//! can be reserved there.
+//!
+//! **Peak.** Gradients and activations do not peak together: the backward pass frees each
+//! layer's activations as it makes that layer's gradients. At its start everything above is
+//! alive plus the first gradient made (`lm_head`'s, or the tied embedding's, `V × H × t`, in
+//! full fine-tuning) and, with accumulation, the gradients summed so far; at its end all
+//! gradients are alive and the optimiser step adds, one tensor at a time, a new weight and two
+//! new moments (three times the largest trainable tensor). Rollouts come before both. So
+//! `total = weights + optimizer + reference + max(activations + logits + first gradient +
+//! accumulated gradients, gradients + optimiser step, rollout_kv_cache)`.
+
+use serde::{Deserialize, Serialize};
+
+use super::request::{MemoryPlanRequest, TargetModule, TrainMethod, WeightDtype};
+use super::shape::ModelShape;
+use crate::error::Result;
+
+/// Bytes per component (see the module docs for each formula).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryBreakdown {
+    /// Model weights (base and adapters).
+    pub weights: u64,
+    /// Gradients of the trainable parameters (training phase).
+    pub gradients: u64,
+    /// AdamW moments of the trainable parameters.
+    pub optimizer: u64,
+    /// The frozen KL reference model (0 under LoRA, for SFT, or with `β = 0`).
+    pub reference: u64,
+    /// Activations kept for the backward pass of one micro-batch, with its working set.
+    pub activations: u64,
+    /// Logits of one micro-batch and their gradient.
+    pub logits: u64,
+    /// Key/value cache of the rollouts (GRPO).
+    pub rollout_kv_cache: u64,
+}
+
+/// What the peak needs besides the components (see the module docs).
+#[derive(Debug, Clone, Copy, Default)]
+struct Transients {
+    /// The gradient made first in the backward pass (`lm_head` / tied embedding).
+    first_gradient: u64,
+    /// Gradients summed over earlier micro-batches, alive during a later backward pass.
+    accumulated: u64,
+    /// A new weight and two new moments of the largest trainable tensor.
+    optimizer_step: u64,
+}
+
+/// The peak: persistent parts plus the largest of the backward start, the backward end with the
+/// optimiser step, and the rollouts.
+fn peak(breakdown: &MemoryBreakdown, transients: Transients) -> u64 {
+    let backward_start = breakdown.activations
+        + breakdown.logits
+        + transients.first_gradient
+        + transients.accumulated;
+    let backward_end = breakdown.gradients + transients.optimizer_step;
+    breakdown.weights
+        + breakdown.optimizer
+        + breakdown.reference
+        + backward_start
+            .max(backward_end)
+            .max(breakdown.rollout_kv_cache)
+}
+
+/// The planner's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryPlan {
+    /// Peak bytes (see the module docs: the components overlap only in part).
+    pub total_bytes: u64,
+    /// Whether `total_bytes` fits the device memory; `None` when none was given.
+    pub fits: Option<bool>,
+    /// The device memory checked against.
+    pub device_memory: Option<u64>,
+    /// Bytes per component.
+    pub breakdown: MemoryBreakdown,
+    /// Parameters of the model.
+    pub parameters: u64,
+    /// Parameters that are trained (all, or the LoRA adapters).
+    pub trainable_parameters: u64,
+    /// Sequences per micro-batch.
+    pub micro_batch_size: usize,
+    /// Micro-batches per optimiser step (chosen to fit when the request left it open).
+    pub gradient_accumulation_steps: usize,
+}
+
+/// One forward pass over `rows` sequences of `new` tokens attending to `attended` positions (of
+/// which `past` come from a key/value cache).
+#[derive(Debug, Clone, Copy)]
+struct Pass {
+    rows: u64,
+    new: u64,
+    attended: u64,
+    past: u64,
+}
+
+impl Pass {
+    fn tokens(self) -> u64 {
+        self.rows * self.new
+    }
+}
+
+/// The forward passes of one micro-batch of `b` sequences.
+fn passes(request: &MemoryPlanRequest, b: u64) -> Vec<Pass> {
+    let prompt = request.max_prompt_length as u64;
+    let completion = request.max_completion_length as u64;
+    match request.method {
+        TrainMethod::Sft => {
+            let len = prompt + completion;
+            vec![Pass {
+                rows: b,
+                new: len,
+                attended: len,
+                past: 0,
+            }]
+        }
+        TrainMethod::Grpo => {
+            let k = request.num_generations as u64;
+            let unique = b.div_ceil(k).max(1);
+            if b >= 2 && unique < b && prompt > 0 {
+                let new = completion - 1;
+                vec![
+                    Pass {
+                        rows: unique,
+                        new: prompt,
+                        attended: prompt,
+                        past: 0,
+                    },
+                    Pass {
+                        rows: b,
+                        new,
+                        attended: prompt + new,
+                        past: prompt,
+                    },
+                ]
+            } else {
+                let len = prompt + completion - 1;
+                vec![Pass {
+                    rows: b,
+                    new: len,
+                    attended: len,
+                    past: 0,
+                }]
+            }
+        }
+    }
+}
+
+/// Activation type bytes (see the module docs).
+fn activation_bytes(request: &MemoryPlanRequest) -> u64 {
+    if request.lora.is_none() {
+        request.weight_dtype.bytes()
+    } else {
+        4
+    }
+}
+
+/// Elements one decoder layer keeps for backward in `pass` (no checkpointing).
+fn layer_elements(shape: &ModelShape, pass: Pass, lora_per_token: u64) -> u64 {
+    let (hidden, inter) = (shape.hidden as u64, shape.intermediate as u64);
+    let kv_width = 2 * (shape.kv_heads * shape.head_dim) as u64;
+    pass.tokens() * (6 * hidden + 3 * inter + shape.heads as u64 * pass.attended + lora_per_token)
+        + pass.rows * pass.attended * kv_width
+}
+
+/// Elements of one layer's backward working set in `pass`.
+fn working_elements(shape: &ModelShape, pass: Pass) -> u64 {
+    let (hidden, inter) = (shape.hidden as u64, shape.intermediate as u64);
+    pass.tokens() * (2 * shape.heads as u64 * pass.attended + 6 * hidden + 3 * inter)
+}
+
+/// Activation bytes of one micro-batch of `b` sequences.
+fn activations(request: &MemoryPlanRequest, shape: &ModelShape, b: u64) -> u64 {
+    let a = activation_bytes(request);
+    let layers = shape.layers as u64;
+    let hidden = shape.hidden as u64;
+    let kv_width = 2 * (shape.kv_heads * shape.head_dim) as u64;
+    let lora_per_token = request
+        .lora
+        .as_ref()
+        .map_or(0, |lora| (lora.r * lora.target_modules.len()) as u64);
+    let casts = match (&request.lora, request.weight_dtype) {
+        (Some(_), WeightDtype::Bf16 | WeightDtype::F16) => shape.layer_parameters() * 4,
+        _ => 0,
+    };
+    let all = passes(request, b);
+    let layer: u64 = all
+        .iter()
+        .map(|&pass| layer_elements(shape, pass, lora_per_token))
+        .sum();
+    let working = all
+        .iter()
+        .map(|&pass| working_elements(shape, pass))
+        .max()
+        .unwrap_or(0);
+    let tokens: u64 = all.iter().map(|pass| pass.tokens()).sum();
+    let head = 2 * hidden * tokens;
+    let kept = if request.gradient_checkpointing {
+        let inputs: u64 = all
+            .iter()
+            .map(|pass| pass.tokens() * hidden + pass.rows * pass.past * kv_width)
+            .sum();
+        (layers * inputs + layer) * a + casts
+    } else {
+        layers * (layer * a + casts)
+    };
+    kept + (head + working) * a
+}
+
+/// Logit bytes of one micro-batch of `b` sequences.
+fn logits(request: &MemoryPlanRequest, shape: &ModelShape, b: u64) -> u64 {
+    let a = activation_bytes(request);
+    let vocab = shape.vocab as u64;
+    match request.method {
+        TrainMethod::Grpo => 2 * b * request.max_completion_length as u64 * vocab * a,
+        TrainMethod::Sft => {
+            let len = (request.max_prompt_length + request.max_completion_length) as u64;
+            3 * b * len * vocab * a
+        }
+    }
+}
+
+/// The breakdown for `accumulation` micro-batches per optimiser step, with the micro-batch size
+/// and the peak.
+fn breakdown(
+    request: &MemoryPlanRequest,
+    shape: &ModelShape,
+    accumulation: usize,
+) -> (MemoryBreakdown, usize, u64) {
+    let parameters = shape.parameters();
+    let w = request.weight_dtype.bytes();
+    let (trainable, t) = match &request.lora {
+        Some(lora) => (shape.lora_parameters(lora.r, &lora.target_modules), 4),
+        None => (parameters, w),
+    };
+    let adapters = if request.lora.is_some() {
+        trainable * 4
+    } else {
+        0
+    };
+    let sequences = match request.method {
+        TrainMethod::Sft => request.batch_size * accumulation,
+        TrainMethod::Grpo => request.prompts_per_step * request.num_generations,
+    };
+    let chunks = accumulation.min(sequences).max(1);
+    let micro = match request.method {
+        TrainMethod::Sft => request.batch_size,
+        TrainMethod::Grpo => sequences.div_ceil(chunks),
+    };
+    let b = micro as u64;
+    let reference = match (request.method, &request.lora) {
+        (TrainMethod::Grpo, None) if request.beta > 0.0 => parameters * w,
+        _ => 0,
+    };
+    let rollout_kv_cache = match request.method {
+        TrainMethod::Sft => 0,
+        TrainMethod::Grpo => {
+            let a = activation_bytes(request);
+            let positions = (request.max_prompt_length + request.max_completion_length) as u64;
+            let kv_width = 2 * (shape.kv_heads * shape.head_dim) as u64;
+            let rows = sequences as u64;
+            (shape.layers as u64 * rows * positions * kv_width + rows * shape.vocab as u64) * a
+        }
+    };
+    let largest = match &request.lora {
+        Some(lora) => lora
+            .target_modules
+            .iter()
+            .map(|&module| {
+                let (input, output) = shape.projection(module);
+                (lora.r * input.max(output)) as u64
+            })
+            .max()
+            .unwrap_or(0),
+        None => {
+            let projection = TargetModule::ALL
+                .iter()
+                .map(|&module| {
+                    let (input, output) = shape.projection(module);
+                    (input * output) as u64
+                })
+                .max()
+                .unwrap_or(0);
+            projection.max((shape.vocab * shape.hidden) as u64)
+        }
+    };
+    let accumulated = if chunks > 1 { trainable * t } else { 0 };
+    let transients = Transients {
+        first_gradient: if request.lora.is_none() {
+            (shape.vocab * shape.hidden) as u64 * t
+        } else {
+            0
+        },
+        accumulated,
+        optimizer_step: 3 * largest * t,
+    };
+    let breakdown = MemoryBreakdown {
+        weights: parameters * w + adapters,
+        gradients: trainable * t + accumulated,
+        optimizer: 2 * trainable * t,
+        reference,
+        activations: activations(request, shape, b),
+        logits: logits(request, shape, b),
+        rollout_kv_cache,
+    };
+    (breakdown, micro, peak(&breakdown, transients))
+}
+
+/// Plans the memory of `request` (see the module docs for the formulas). When
+/// `gradient_accumulation_steps` is `None`, GRPO takes the fewest micro-batches per step whose
+/// peak fits `device_memory` (one when no device is given, as the trainer's default; one
+/// sequence per micro-batch when nothing fits); SFT takes 1.
+///
+/// # Errors
+/// [`crate::AlgoError::InvalidConfig`] from [`MemoryPlanRequest::validate`].
+pub fn plan_memory(request: &MemoryPlanRequest) -> Result<MemoryPlan> {
+    request.validate()?;
+    let shape = ModelShape::of(&request.model);
+    let sequences = request.prompts_per_step * request.num_generations;
+    let accumulation = match (request.gradient_accumulation_steps, request.method) {
+        (Some(steps), _) => steps,
+        (None, TrainMethod::Sft) => 1,
+        (None, TrainMethod::Grpo) => match request.device_memory {
+            None => 1,
+            Some(memory) => (1..=sequences)
+                .find(|&steps| breakdown(request, &shape, steps).2 <= memory)
+                .unwrap_or(sequences),
+        },
+    };
+    let (breakdown, micro_batch_size, total_bytes) = breakdown(request, &shape, accumulation);
+    let parameters = shape.parameters();
+    Ok(MemoryPlan {
+        total_bytes,
+        fits: request.device_memory.map(|memory| total_bytes <= memory),
+        device_memory: request.device_memory,
+        breakdown,
+        parameters,
+        trainable_parameters: match &request.lora {
+            Some(lora) => shape.lora_parameters(lora.r, &lora.target_modules),
+            None => parameters,
+        },
+        micro_batch_size,
+        gradient_accumulation_steps: accumulation,
+    })
+}

@@ -1,0 +1,385 @@
+//! The memory planner against measured peak memory: full fine-tuning SFT and GRPO steps on
+//! random models of a few sizes, on the CPU backend, each case in its own process.
+//!
+//! Each case builds its model and trainer and runs two optimiser steps (the second one has the
+//! AdamW moments allocated while its activations are alive, as every later step does). Two
+//! figures are taken: the peak of the bytes allocated and not yet freed (a counting global
+//! allocator around the system one; the CPU analogue of `torch.cuda.max_memory_allocated`,
+//! and what the planner estimates), and the peak resident set (`VmHWM` in
+//! `/proc/self/status`), both minus their values just before the model was built. The resident
+//! peak is higher: glibc's allocator keeps freed blocks of up to its (adaptive) mmap threshold in
+//! per-thread heaps instead of returning them, so fragmentation adds to the live data.
+//!
+//! ```text
+//! cargo run --release --example bench_memory            # every case, a Markdown table
+//! cargo run --release --example bench_memory -- --case sft-wide-vocab   # one case, JSON
+//! ```
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use agent_rl::algos::plan::{
+    MemoryPlanRequest, TrainMethod, WeightDtype, format_bytes, plan_memory,
+};
+use agent_rl::algos::sft::SftTrainer;
+use agent_rl::algos::{GrpoConfig, GrpoTrainer, LrSchedule, SftConfig, SftDataset};
+use agent_rl::backend::CpuTrainBackend;
+use agent_rl::core::test_utils::tiny_tokenizer;
+use agent_rl::core::weights::random_model;
+use agent_rl::core::{ChatTemplate, ChatTokenizer, Message, Qwen2Config, Task};
+use agent_rl::rewards::{FnReward, Sample};
+use anyhow::Context;
+use serde_json::json;
+
+/// The system allocator, counting the bytes live now and at most.
+struct Counting;
+
+static LIVE: AtomicU64 = AtomicU64::new(0);
+static PEAK: AtomicU64 = AtomicU64::new(0);
+
+fn grew(bytes: usize) {
+    let now = LIVE.fetch_add(bytes as u64, Ordering::Relaxed) + bytes as u64;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+// SAFETY: every call is forwarded to `System` unchanged; only counters are updated beside it.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: same contract as `System::alloc`.
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            grew(layout.size());
+        }
+        ptr
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: same contract as `System::alloc_zeroed`.
+        let ptr = unsafe { System.alloc_zeroed(layout) };
+        if !ptr.is_null() {
+            grew(layout.size());
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as `System::dealloc`.
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size() as u64, Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: same contract as `System::realloc`.
+        let moved = unsafe { System.realloc(ptr, layout, new_size) };
+        if !moved.is_null() {
+            LIVE.fetch_sub(layout.size() as u64, Ordering::Relaxed);
+            grew(new_size);
+        }
+        moved
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// A plain template: the text as is, so prompt lengths are exact.
+const PLAIN_TEMPLATE: &str = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
+
+/// One measured configuration.
+struct Case {
+    name: &'static str,
+    method: TrainMethod,
+    /// hidden, intermediate, layers, heads, kv heads, vocab (0 = the tokenizer's)
+    shape: (usize, usize, usize, usize, usize, usize),
+    /// SFT: sequences per micro-batch; GRPO: prompts per step.
+    batch: usize,
+    prompt: usize,
+    completion: usize,
+    accumulation: usize,
+}
+
+const GROUP: usize = 8;
+
+const CASES: [Case; 4] = [
+    Case {
+        name: "sft-wide-vocab",
+        method: TrainMethod::Sft,
+        shape: (256, 704, 4, 4, 2, 32768),
+        batch: 4,
+        prompt: 128,
+        completion: 384,
+        accumulation: 1,
+    },
+    Case {
+        name: "sft-deep",
+        method: TrainMethod::Sft,
+        shape: (512, 1408, 8, 8, 2, 4096),
+        batch: 4,
+        prompt: 64,
+        completion: 192,
+        accumulation: 1,
+    },
+    Case {
+        name: "grpo",
+        method: TrainMethod::Grpo,
+        shape: (512, 1408, 6, 8, 2, 0),
+        batch: 4,
+        prompt: 64,
+        completion: 128,
+        accumulation: 1,
+    },
+    Case {
+        name: "grpo-accum4",
+        method: TrainMethod::Grpo,
+        shape: (512, 1408, 6, 8, 2, 0),
+        batch: 4,
+        prompt: 64,
+        completion: 128,
+        accumulation: 4,
+    },
+];
+
+fn status_kib(field: &str) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .with_context(|| format!("{field} not in /proc/self/status"))
+}
+
+fn model_config(case: &Case, tokenizer_vocab: usize) -> Qwen2Config {
+    let (hidden, intermediate, layers, heads, kv_heads, vocab) = case.shape;
+    Qwen2Config {
+        vocab_size: if vocab == 0 { tokenizer_vocab } else { vocab },
+        hidden_size: hidden,
+        intermediate_size: intermediate,
+        num_hidden_layers: layers,
+        num_attention_heads: heads,
+        num_key_value_heads: Some(kv_heads),
+        max_position_embeddings: 4096,
+        tie_word_embeddings: true,
+        ..Qwen2Config::tiny()
+    }
+}
+
+fn request(case: &Case, model: Qwen2Config) -> MemoryPlanRequest {
+    MemoryPlanRequest {
+        method: case.method,
+        batch_size: case.batch,
+        prompts_per_step: case.batch,
+        num_generations: GROUP,
+        gradient_accumulation_steps: Some(case.accumulation),
+        max_prompt_length: case.prompt,
+        max_completion_length: case.completion,
+        weight_dtype: WeightDtype::F32,
+        beta: 0.04,
+        ..MemoryPlanRequest::new(model)
+    }
+}
+
+/// Text of at least `tokens` tokens.
+fn long_text(tokenizer: &ChatTokenizer, tokens: usize, salt: usize) -> anyhow::Result<String> {
+    const WORDS: [&str; 8] = [
+        "the", "tool", "call", "weather", "paris", "returns", "value", "answer",
+    ];
+    let mut text = String::new();
+    let mut index = salt;
+    while tokenizer.encode(&text)?.len() < tokens {
+        text.push_str(WORDS[index % WORDS.len()]);
+        text.push(' ');
+        index = index.wrapping_mul(2_654_435_761).wrapping_add(7) >> 3;
+    }
+    Ok(text)
+}
+
+/// A text of exactly `tokens` tokens (checked by re-encoding).
+fn exact_text(tokenizer: &ChatTokenizer, tokens: usize, salt: usize) -> anyhow::Result<String> {
+    for attempt in 0..64 {
+        let text = long_text(tokenizer, tokens + 8, salt * 64 + attempt)?;
+        let ids = tokenizer.encode(&text)?;
+        let cut = tokenizer.decode(&ids[..tokens], false)?;
+        if tokenizer.encode(&cut)?.len() == tokens {
+            return Ok(cut);
+        }
+    }
+    anyhow::bail!("no text of exactly {tokens} tokens")
+}
+
+fn run_sft(case: &Case, tokenizer: ChatTokenizer, config: &Qwen2Config) -> anyhow::Result<()> {
+    let length = case.prompt + case.completion;
+    let mut rows = String::new();
+    for index in 0..case.batch * 2 {
+        let row = json!({
+            "prompt": long_text(&tokenizer, case.prompt, index)?,
+            "completion": long_text(&tokenizer, length, index + 100)?,
+        });
+        rows.push_str(&row.to_string());
+        rows.push('\n');
+    }
+    let dataset = SftDataset::from_jsonl_str(&rows, "bench_memory")?;
+    let model = random_model::<CpuTrainBackend>(config, 0, 0.02, &Default::default())?;
+    let mut sft = SftConfig {
+        max_steps: Some(2),
+        batch_size: case.batch,
+        max_length: length,
+        ..SftConfig::default()
+    };
+    sft.optimizer.gradient_accumulation_steps = case.accumulation;
+    let mut trainer = SftTrainer::builder(model, Arc::new(tokenizer))
+        .with_config(sft)
+        .build()?;
+    trainer.train(&dataset)?;
+    Ok(())
+}
+
+fn run_grpo(case: &Case, tokenizer: ChatTokenizer, config: &Qwen2Config) -> anyhow::Result<()> {
+    let tasks: Vec<Task> = (0..case.batch)
+        .map(|index| {
+            Ok(Task {
+                id: format!("prompt-{index}"),
+                messages: vec![Message::user(exact_text(&tokenizer, case.prompt, index)?)],
+                tools: Vec::new(),
+                data: serde_json::Value::Null,
+            })
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let model = random_model::<CpuTrainBackend>(config, 0, 0.02, &Default::default())?;
+    let mut grpo = GrpoConfig {
+        num_generations: GROUP,
+        prompts_per_step: case.batch,
+        max_steps: 2,
+        beta: 0.04,
+        seed: 0,
+        ..GrpoConfig::default()
+    }
+    .with_max_completion_length(case.completion);
+    grpo.sampling.ignore_eos = true;
+    grpo.sampling.decode_shards = std::thread::available_parallelism().map_or(1, usize::from);
+    grpo.optimizer.lr_scheduler_type = LrSchedule::Constant;
+    grpo.optimizer.gradient_accumulation_steps = case.accumulation;
+    // Rewards that differ within a group, so every completion enters the loss.
+    let reward = FnReward::new("length_of_text", |sample: Sample<'_>| {
+        let text: usize = sample.trajectory.turns.iter().map(|t| t.text.len()).sum();
+        Some((text % 7) as f32)
+    });
+    let mut trainer = GrpoTrainer::builder(model, Arc::new(tokenizer))
+        .with_config(grpo)
+        .add_reward(reward)
+        .build()?;
+    trainer.train(&tasks)?;
+    Ok(())
+}
+
+fn run_case(case: &Case) -> anyhow::Result<serde_json::Value> {
+    let fixture = tiny_tokenizer()?;
+    let tokenizer = ChatTokenizer::new(
+        fixture.inner().clone(),
+        Some(ChatTemplate::new(PLAIN_TEMPLATE, "plain_template")?),
+        fixture.eos_ids.clone(),
+        fixture.pad_id,
+    );
+    let config = model_config(case, tokenizer.vocab_size());
+    let plan = plan_memory(&request(case, config.clone()))?;
+    let baseline = status_kib("VmRSS:")? * 1024;
+    let live_before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(live_before, Ordering::Relaxed);
+    let started = std::time::Instant::now();
+    match case.method {
+        TrainMethod::Sft => run_sft(case, tokenizer, &config)?,
+        TrainMethod::Grpo => run_grpo(case, tokenizer, &config)?,
+    }
+    let peak = status_kib("VmHWM:")? * 1024;
+    let measured = PEAK.load(Ordering::Relaxed).saturating_sub(live_before);
+    let rss = peak.saturating_sub(baseline);
+    Ok(json!({
+        "case": case.name,
+        "estimate_bytes": plan.total_bytes,
+        "measured_bytes": measured,
+        "ratio": plan.total_bytes as f64 / measured as f64,
+        "rss_bytes": rss,
+        "rss_ratio": plan.total_bytes as f64 / rss as f64,
+        "baseline_rss_bytes": baseline,
+        "peak_rss_bytes": peak,
+        "seconds": started.elapsed().as_secs_f64(),
+        "breakdown": plan.breakdown,
+        "micro_batch_size": plan.micro_batch_size,
+    }))
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let case_arg = args
+        .iter()
+        .position(|a| a == "--case")
+        .and_then(|i| args.get(i + 1));
+    if let Some(name) = case_arg {
+        let case = CASES
+            .iter()
+            .find(|case| case.name == name)
+            .with_context(|| format!("--case {name}: unknown case"))?;
+        let result = run_case(case)?;
+        #[allow(clippy::print_stdout)]
+        {
+            println!("{result}");
+        }
+        return Ok(());
+    }
+    let exe = std::env::current_exe()?;
+    let mut lines = vec![
+        "| case | model (H / I / layers / heads / kv / vocab) | batch | estimate | peak allocated | \
+         estimate / allocated | peak RSS | estimate / RSS |"
+            .to_owned(),
+        "|---|---|---|---:|---:|---:|---:|---:|".to_owned(),
+    ];
+    for case in &CASES {
+        let output = std::process::Command::new(&exe)
+            .args(["--case", case.name])
+            .output()?;
+        anyhow::ensure!(
+            output.status.success(),
+            "case {}: {}",
+            case.name,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let result: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+        let bytes = |key: &str| result[key].as_u64().unwrap_or(0);
+        let (hidden, intermediate, layers, heads, kv, vocab) = case.shape;
+        let batch = match case.method {
+            TrainMethod::Sft => format!(
+                "SFT {} × {} tokens",
+                case.batch,
+                case.prompt + case.completion
+            ),
+            TrainMethod::Grpo => format!(
+                "GRPO {} prompts × K {}, {} + {} tokens, {} micro-batch(es), β 0.04",
+                case.batch, GROUP, case.prompt, case.completion, case.accumulation
+            ),
+        };
+        let vocab = if vocab == 0 {
+            "384".to_owned()
+        } else {
+            vocab.to_string()
+        };
+        lines.push(format!(
+            "| {} | {hidden} / {intermediate} / {layers} / {heads} / {kv} / {vocab} | {batch} | \
+             {} | {} | {:.2} | {} | {:.2} |",
+            case.name,
+            format_bytes(bytes("estimate_bytes")),
+            format_bytes(bytes("measured_bytes")),
+            result["ratio"].as_f64().unwrap_or(f64::NAN),
+            format_bytes(bytes("rss_bytes")),
+            result["rss_ratio"].as_f64().unwrap_or(f64::NAN),
+        ));
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("{result}");
+        }
+    }
+    #[allow(clippy::print_stdout)]
+    {
+        println!("{}", lines.join("\n"));
+    }
+    Ok(())
+}
