@@ -9,7 +9,7 @@ use agent_rl_algos::checkpoint_dir::{
     MANIFEST_FILE, latest_complete_checkpoint, verify_checkpoint_dir, write_checkpoint_dir,
 };
 use agent_rl_algos::{AlgoError, GrpoConfig, GrpoTrainer};
-use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
+use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
 
 use super::common::{chars_per_token, parameters, prompts};
 use crate::B;
