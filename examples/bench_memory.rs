@@ -23,9 +23,9 @@ use agent_rl::algos::plan::{
     MemoryPlanRequest, TrainMethod, WeightDtype, format_bytes, plan_memory,
 };
 use agent_rl::algos::sft::SftTrainer;
+use agent_rl::algos::toy::toy_tokenizer;
 use agent_rl::algos::{GrpoConfig, GrpoTrainer, LrSchedule, SftConfig, SftDataset};
 use agent_rl::backend::CpuTrainBackend;
-use agent_rl::algos::toy::toy_tokenizer;
 use agent_rl::core::weights::random_model;
 use agent_rl::core::{ChatTemplate, ChatTokenizer, Message, Qwen2Config, Task};
 use agent_rl::rewards::{FnReward, Sample};

@@ -59,6 +59,19 @@ fn rust_checker_agrees_with_the_official_one_on_golden_vectors() {
     eprintln!(
         "golden vectors: {total}; verdict agreement {verdict_rate:.4}; error-type agreement {type_rate:.4}"
     );
-    assert!(verdict_rate >= 0.995, "verdict agreement {verdict_rate}");
-    assert!(type_rate >= 0.98, "error-type agreement {type_rate}");
+    // Pinned: the official checker and ours agree on every vector, verdict and error type
+    // (4,096 vectors, 2026-12-04). A disagreement that turns out to be the official checker's
+    // quirk is listed here by id and mutation, with its cause, never absorbed by a rate.
+    const KNOWN_DISAGREEMENTS: &[&str] = &[];
+    let mut found: Vec<String> = disagreements.values().flatten().cloned().collect();
+    found.sort();
+    assert_eq!(total, GOLDEN.lines().count());
+    assert!(
+        found
+            .iter()
+            .all(|d| KNOWN_DISAGREEMENTS.iter().any(|k| d.starts_with(k))),
+        "verdict agreement {verdict_rate}, error-type agreement {type_rate}; \
+         disagreements beyond the pinned ones:\n{}",
+        found.join("\n")
+    );
 }
