@@ -142,11 +142,20 @@ fn adapter_gradients_match_peft() {
 #[test]
 fn merged_weights_match_merge_and_unload() {
     let (model, _) = load_adapter(base::<Flex>(), &lora_fixture("adapter")).unwrap();
-    let merged = model.merge_adapters();
-    assert!(!merged.has_adapters());
+    let merged = model.clone().merge_adapters();
+    assert!(!merged.has_adapters() && model.has_adapters());
     let dir = tempfile::tempdir().unwrap();
     save_pretrained(&merged, dir.path(), SaveOptions::default()).unwrap();
     let reader = CheckpointReader::open(dir.path()).unwrap();
+    // Saving the model with its adapters writes the same merged checkpoint.
+    let unmerged_dir = tempfile::tempdir().unwrap();
+    save_pretrained(&model, unmerged_dir.path(), SaveOptions::default()).unwrap();
+    let unmerged = CheckpointReader::open(unmerged_dir.path()).unwrap();
+    for key in reader.keys() {
+        let shape = reader.shape(key).unwrap();
+        let a = reader.read_f32(key, &shape).unwrap();
+        assert_eq!(a, unmerged.read_f32(key, &shape).unwrap(), "{key}");
+    }
     let mut checked = 0;
     for key in reader.keys() {
         if !LoraTarget::ALL

@@ -86,13 +86,13 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
         }
     }
 
-    /// Trains LoRA adapters instead of every weight: `build` freezes the policy's weights and
+    /// Trains LoRA adapters instead of every weight (`None`: every weight, the default): `build` freezes the policy's weights and
     /// adds fresh adapters (seeded from `config.seed`); the KL reference is then the policy
     /// with its adapters switched off (no second copy of the weights), and checkpoints hold the
     /// adapter in PEFT's layout instead of the full model.
     #[must_use]
-    pub fn with_lora(mut self, lora: LoraConfig) -> Self {
-        self.lora = Some(lora);
+    pub fn with_lora(mut self, lora: impl Into<Option<LoraConfig>>) -> Self {
+        self.lora = lora.into();
         self
     }
 

@@ -48,12 +48,12 @@ impl<B: AutodiffBackend> SftTrainerBuilder<B> {
         }
     }
 
-    /// Trains LoRA adapters instead of every weight: `build` freezes the model's weights and
+    /// Trains LoRA adapters instead of every weight (`None`: every weight, the default): `build` freezes the model's weights and
     /// adds fresh adapters (seeded from `config.seed`); saved models are then adapters in PEFT's
     /// layout (`adapter_config.json` + `adapter_model.safetensors`).
     #[must_use]
-    pub fn with_lora(mut self, lora: LoraConfig) -> Self {
-        self.lora = Some(lora);
+    pub fn with_lora(mut self, lora: impl Into<Option<LoraConfig>>) -> Self {
+        self.lora = lora.into();
         self
     }
 

@@ -12,7 +12,7 @@
 //! | settings (`[lora]` in run files) | [`LoraConfig`], [`LoraTarget`], [`LoraInit`] |
 //! | add adapters | [`apply_lora`] |
 //! | reference policy (adapters off, no copy) | [`Qwen2ForCausalLm::without_adapters`] |
-//! | full checkpoint | [`Qwen2ForCausalLm::merge_adapters`] then [`crate::weights::save_pretrained`] |
+//! | full checkpoint | [`Qwen2ForCausalLm::merge_adapters`] then [`crate::weights::save_pretrained`], or [`merge_adapter_checkpoint`] on directories |
 //! | PEFT files | [`save_adapter`], [`load_adapter`], [`read_adapter_config`] |
 //!
 //! [`Qwen2ForCausalLm::without_adapters`]: crate::Qwen2ForCausalLm::without_adapters
@@ -21,12 +21,14 @@
 mod adapter;
 mod apply;
 mod config;
+mod merge;
 mod peft;
 
 pub(crate) use adapter::with_delta;
 pub use adapter::{AttentionLora, LoraAdapter, MlpLora};
 pub use apply::apply_lora;
 pub use config::{LoraConfig, LoraInit, LoraTarget};
+pub use merge::merge_adapter_checkpoint;
 pub use peft::{
     ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, load_adapter, peft_config_json, peft_key,
     read_adapter_config, save_adapter,
