@@ -145,7 +145,8 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
     }
 
     /// Resumes from a checkpoint directory written by [`GrpoTrainer::save_checkpoint`]: model,
-    /// reference model, optimizer state, step and task position replace the given ones.
+    /// reference model, optimizer state, step and task position replace the given ones. With
+    /// LoRA the checkpoint's adapters go onto the given policy, which must be the run's base model.
     #[must_use]
     pub fn with_resume_from(mut self, dir: impl Into<PathBuf>) -> Self {
         self.resume_from = Some(dir.into());

@@ -23,13 +23,12 @@ mod apply;
 mod config;
 mod merge;
 mod peft;
+mod peft_config;
 
 pub(crate) use adapter::with_delta;
 pub use adapter::{AttentionLora, LoraAdapter, MlpLora};
 pub use apply::apply_lora;
 pub use config::{LoraConfig, LoraInit, LoraTarget};
 pub use merge::merge_adapter_checkpoint;
-pub use peft::{
-    ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, load_adapter, peft_config_json, peft_key,
-    read_adapter_config, save_adapter,
-};
+pub use peft::{ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, load_adapter, peft_key, save_adapter};
+pub use peft_config::{peft_config_json, read_adapter_config};
