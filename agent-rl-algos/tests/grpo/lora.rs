@@ -4,7 +4,7 @@
 
 use agent_rl_algos::{GrpoConfig, GrpoTrainer};
 use agent_rl_core::lora::LoraConfig;
-use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
+use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
 
 use super::common::{chars_per_token, parameters, prompts};
 use crate::B;

@@ -4,7 +4,7 @@
 use agent_rl_algos::sft::SftTrainer;
 use agent_rl_algos::{LrSchedule, OptimizerConfig, SftConfig};
 use agent_rl_core::lora::{LoraConfig, load_adapter};
-use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
+use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
 
 use super::common::tool_call_dataset;
 use crate::B;
