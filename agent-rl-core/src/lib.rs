@@ -58,6 +58,7 @@ pub mod environment;
 pub mod error;
 mod fused;
 pub mod generation;
+pub mod lora;
 pub mod model;
 pub mod policy;
 pub mod tool_calls;

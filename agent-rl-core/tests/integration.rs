@@ -7,6 +7,8 @@ mod generation;
 mod golden_logits;
 mod input_checks;
 mod load_errors;
+mod lora_golden;
+mod lora_model;
 mod malformed_inputs;
 mod save_round_trip;
 mod template_golden;

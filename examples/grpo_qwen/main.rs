@@ -63,9 +63,24 @@ pub struct Args {
     /// BFCL data directory for GRPO on BFCL records (with `--model`).
     #[arg(long)]
     pub bfcl: Option<PathBuf>,
+    /// Train LoRA adapters of this rank (alpha = 2 × rank, every projection) on the frozen
+    /// model in the GRPO stage instead of every weight.
+    #[arg(long)]
+    pub lora_r: Option<usize>,
     /// Options of the `--model/--bfcl` job.
     #[command(flatten)]
     pub real: real_model::RealModelArgs,
+}
+
+impl Args {
+    /// The GRPO stage's LoRA settings (`--lora-r`).
+    pub fn lora(&self) -> Option<agent_rl::core::lora::LoraConfig> {
+        self.lora_r.map(|r| agent_rl::core::lora::LoraConfig {
+            r,
+            alpha: 2.0 * r as f64,
+            ..Default::default()
+        })
+    }
 }
 
 #[allow(clippy::print_stdout)]

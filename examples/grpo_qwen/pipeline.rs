@@ -73,6 +73,7 @@ pub fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
         .add_stage(SftStage::new(sft, toy_sft_dataset(&train)))
         .add_stage(
             GrpoStage::new(grpo, train)
+                .with_lora(args.lora())
                 .add_reward(ToolUseReward::default())
                 .with_environment(environments),
         )

@@ -149,7 +149,11 @@ fn run_on<B: AutodiffBackend>(
         held_out.len()
     );
     let pipeline = Pipeline::builder(model, tokenizer)
-        .add_stage(GrpoStage::new(grpo, train).add_reward(ToolUseReward::default()))
+        .add_stage(
+            GrpoStage::new(grpo, train)
+                .with_lora(args.lora())
+                .add_reward(ToolUseReward::default()),
+        )
         .with_evaluator(evaluator);
     super::run_and_report(pipeline, args, record)
 }

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use agent_rl_core::lora::{LoraConfig, apply_lora};
 use agent_rl_core::{
     ChatTokenizer, EnvironmentFactory, HermesToolCallParser, Qwen2ForCausalLm, ToolCallParser,
 };
@@ -56,6 +57,7 @@ pub struct GrpoTrainerBuilder<B: AutodiffBackend> {
     observers: Vec<Box<dyn TrainObserver>>,
     checkpointing: Option<Checkpointing>,
     resume_from: Option<PathBuf>,
+    lora: Option<LoraConfig>,
 }
 
 impl<B: AutodiffBackend> std::fmt::Debug for GrpoTrainerBuilder<B> {
@@ -63,6 +65,7 @@ impl<B: AutodiffBackend> std::fmt::Debug for GrpoTrainerBuilder<B> {
         f.debug_struct("GrpoTrainerBuilder")
             .field("config", &self.config)
             .field("rewards", &self.rewards)
+            .field("lora", &self.lora)
             .finish_non_exhaustive()
     }
 }
@@ -79,7 +82,18 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
             observers: Vec::new(),
             checkpointing: None,
             resume_from: None,
+            lora: None,
         }
+    }
+
+    /// Trains LoRA adapters instead of every weight (`None`: every weight, the default): `build` freezes the policy's weights and
+    /// adds fresh adapters (seeded from `config.seed`); the KL reference is then the policy
+    /// with its adapters switched off (no second copy of the weights), and checkpoints hold the
+    /// adapter in PEFT's layout instead of the full model.
+    #[must_use]
+    pub fn with_lora(mut self, lora: impl Into<Option<LoraConfig>>) -> Self {
+        self.lora = lora.into();
+        self
     }
 
     /// Sets the config (default: [`GrpoConfig::default`]).
@@ -131,7 +145,8 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
     }
 
     /// Resumes from a checkpoint directory written by [`GrpoTrainer::save_checkpoint`]: model,
-    /// reference model, optimizer state, step and task position replace the given ones.
+    /// reference model, optimizer state, step and task position replace the given ones. With
+    /// LoRA the checkpoint's adapters go onto the given policy, which must be the run's base model.
     #[must_use]
     pub fn with_resume_from(mut self, dir: impl Into<PathBuf>) -> Self {
         self.resume_from = Some(dir.into());
@@ -162,15 +177,28 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
                 "is 0; set >= 1 optimiser steps between checkpoints",
             ));
         }
-        let reference = self
-            .config
-            .needs_reference_model()
-            .then(|| self.policy.valid());
+        let policy = match &self.lora {
+            Some(lora) => {
+                if self.config.sync_ref_model {
+                    return Err(AlgoError::config(
+                        "sync_ref_model",
+                        "is true with LoRA, whose reference is the base model with the adapters \
+                         off; set sync_ref_model = false",
+                    ));
+                }
+                apply_lora(self.policy, lora, self.config.seed)?
+            }
+            None => self.policy,
+        };
+        // With LoRA the reference is the policy with its adapters off: nothing to keep.
+        let reference =
+            (self.config.needs_reference_model() && self.lora.is_none()).then(|| policy.valid());
         let mut trainer = GrpoTrainer {
             optimizer: init_adamw(&self.config.optimizer),
             config: self.config,
-            model: Some(self.policy),
+            model: Some(policy),
             reference,
+            lora: self.lora,
             tokenizer: self.tokenizer,
             parser: self.parser,
             rewards: self.rewards,

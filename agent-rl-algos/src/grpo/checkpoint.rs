@@ -2,6 +2,8 @@
 //!
 //! A checkpoint directory holds:
 //! - `model/`: the policy in Hugging Face layout ([`save_pretrained`]), loadable by transformers;
+//!   with LoRA instead `adapter/`: the adapters in PEFT's layout ([`save_adapter`]; the frozen
+//!   base is the model the run started from, and there is no `reference/`);
 //! - `reference/`: the reference model, when one is kept (`beta > 0`; it may have been synced);
 //! - `optimizer.bin`: AdamW's moments through burn's [`BinFileRecorder`] (full precision);
 //! - `trainer_state.json`: [`TrainerState`] (step, seed, task position, parameter order);
@@ -17,6 +19,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use agent_rl_core::Qwen2ForCausalLm;
+use agent_rl_core::lora::{load_adapter, save_adapter};
 use agent_rl_core::weights::{LoadOptions, SaveOptions, load_pretrained, save_pretrained};
 use burn::module::{Module, ModuleVisitor, Param, ParamId};
 use burn::optim::Optimizer;
@@ -90,7 +93,10 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
     }
 
     fn write_checkpoint_files(&self, dir: &Path) -> Result<()> {
-        save_pretrained(self.model(), &dir.join("model"), SaveOptions::default())?;
+        match &self.lora {
+            Some(lora) => save_adapter(self.model(), lora, None, &dir.join("adapter"))?,
+            None => save_pretrained(self.model(), &dir.join("model"), SaveOptions::default())?,
+        }
         if let Some(reference) = &self.reference {
             save_pretrained(reference, &dir.join("reference"), SaveOptions::default())?;
         }
@@ -150,7 +156,21 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             ));
         }
         let device = self.model().device();
-        let (model, _) = load_pretrained::<B>(&dir.join("model"), LoadOptions::default(), &device)?;
+        let model = match &self.lora {
+            // The adapters go onto this trainer's frozen base (the model the run started from).
+            Some(lora) => {
+                let adapter_dir = dir.join("adapter");
+                let (model, saved) = load_adapter(self.model().without_adapters(), &adapter_dir)?;
+                if saved.resolved() != lora.resolved() {
+                    return Err(checkpoint_error(
+                        &adapter_dir,
+                        format!("holds an adapter with {saved:?}, the trainer has {lora:?}"),
+                    ));
+                }
+                model
+            }
+            None => load_pretrained::<B>(&dir.join("model"), LoadOptions::default(), &device)?.0,
+        };
         if self.reference.is_some() {
             let reference_dir = dir.join("reference");
             let (reference, _) = load_pretrained(&reference_dir, LoadOptions::default(), &device)?;

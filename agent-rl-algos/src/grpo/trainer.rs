@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use agent_rl_core::lora::LoraConfig;
 use agent_rl_core::{ChatTokenizer, EnvironmentFactory, Qwen2ForCausalLm, Task, ToolCallParser};
 use burn::optim::AdamW;
 use burn::optim::adaptor::OptimizerAdaptor;
@@ -59,7 +60,8 @@ pub(super) type Optim<B> = OptimizerAdaptor<AdamW, Qwen2ForCausalLm<B>, B>;
 /// observers. Old log-probabilities are the detached current ones when `num_iterations == 1`
 /// (ratio 1, as TRL) and are recomputed once on the inner backend otherwise; reference
 /// log-probabilities come from a frozen copy of the initial policy on the inner backend, kept
-/// only when `beta > 0`.
+/// only when `beta > 0` — or, with LoRA ([`GrpoTrainerBuilder::with_lora`]), from the policy
+/// with its adapters switched off, which shares the frozen weights instead of copying them.
 ///
 /// A run is a pure function of its seed: tasks come from [`TaskOrder`](super::TaskOrder), the
 /// sampler of optimiser step `s` is seeded from `(seed, s)`, so a resumed run continues exactly
@@ -71,6 +73,8 @@ pub struct GrpoTrainer<B: AutodiffBackend> {
     /// `None` only inside an optimiser step.
     pub(super) model: Option<Qwen2ForCausalLm<B>>,
     pub(super) reference: Option<Qwen2ForCausalLm<B::InnerBackend>>,
+    /// The adapters' settings when training LoRA (the reference is then the base model).
+    pub(super) lora: Option<LoraConfig>,
     pub(super) optimizer: Optim<B>,
     pub(super) tokenizer: Arc<ChatTokenizer>,
     pub(super) parser: Box<dyn ToolCallParser>,
@@ -108,6 +112,11 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
     /// The resolved config.
     pub fn config(&self) -> &GrpoConfig {
         &self.config
+    }
+
+    /// The LoRA settings when training adapters, `None` for full fine-tuning.
+    pub fn lora(&self) -> Option<&LoraConfig> {
+        self.lora.as_ref()
     }
 
     /// Optimiser steps done so far.

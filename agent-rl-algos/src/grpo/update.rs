@@ -240,7 +240,10 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
     /// queueing work from outside it).
     fn score_reference(&self, micro: &mut [MicroBatch<B>]) -> Option<TokenScores<B>> {
         let temperature = self.config.sampling.temperature;
-        let reference = self.reference.as_ref();
+        // With LoRA the reference is the base: the policy with its adapters off (shared weights).
+        let base = (self.lora.is_some() && self.config.needs_reference_model())
+            .then(|| self.model().valid().without_adapters());
+        let reference = self.reference.as_ref().or(base.as_ref());
         let policy = self.model();
         let (reference_logps, first_scores) = rayon::join(
             || {

@@ -407,14 +407,25 @@ fn step_sink(
     }
 }
 
+/// The model a stage starts from: a previous LoRA stage's adapters folded into the weights
+/// (they stay frozen: a full fine-tuning stage after a LoRA stage trains nothing).
+fn merged<B: AutodiffBackend>(model: Qwen2ForCausalLm<B>) -> Qwen2ForCausalLm<B> {
+    if model.has_adapters() {
+        model.merge_adapters()
+    } else {
+        model
+    }
+}
+
 fn run_sft<B: AutodiffBackend>(
     model: Qwen2ForCausalLm<B>,
     tokenizer: &Arc<ChatTokenizer>,
     stage: SftStage,
     sink: impl FnMut(&StepMetrics) + Send + 'static,
 ) -> Result<(Qwen2ForCausalLm<B>, crate::sft::SftReport)> {
-    let mut builder = SftTrainer::builder(model, Arc::clone(tokenizer))
+    let mut builder = SftTrainer::builder(merged(model), Arc::clone(tokenizer))
         .with_config(stage.config)
+        .with_lora(stage.lora)
         .with_observer(sink);
     if let Some(eval) = stage.eval {
         builder = builder.with_eval_dataset(eval);
@@ -438,9 +449,11 @@ fn run_grpo<B: AutodiffBackend>(
         rewards,
         environments,
         checkpoint_every,
+        lora,
     } = stage;
-    let mut builder = GrpoTrainer::builder(model, Arc::clone(tokenizer))
+    let mut builder = GrpoTrainer::builder(merged(model), Arc::clone(tokenizer))
         .with_config(config)
+        .with_lora(lora)
         .with_observer(sink);
     for reward in rewards {
         builder = builder.add_reward(reward);

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use agent_rl_core::lora::LoraConfig;
 use agent_rl_core::{EnvironmentFactory, Task};
 use agent_rl_rewards::Reward;
 
@@ -19,6 +20,8 @@ pub struct SftStage {
     pub train: SftDataset,
     /// Conversations for the eval loss; `None` = the config's `eval_fraction` split of `train`.
     pub eval: Option<SftDataset>,
+    /// Train LoRA adapters on the frozen model instead of every weight (`None`: every weight).
+    pub lora: Option<LoraConfig>,
 }
 
 impl SftStage {
@@ -28,7 +31,15 @@ impl SftStage {
             config,
             train,
             eval: None,
+            lora: None,
         }
+    }
+
+    /// Trains LoRA adapters instead of every weight (see [`crate::sft::SftTrainerBuilder::with_lora`]).
+    #[must_use]
+    pub fn with_lora(mut self, lora: impl Into<Option<LoraConfig>>) -> Self {
+        self.lora = lora.into();
+        self
     }
 
     /// Measures the eval loss on `eval` instead of a split of the training rows.
@@ -50,6 +61,8 @@ pub struct GrpoStage {
     /// Optimiser steps between checkpoints in the run directory (`checkpoint-<step>/`; one is
     /// also written at the end); `None` = no checkpoints. Resuming needs checkpoints.
     pub checkpoint_every: Option<usize>,
+    /// Train LoRA adapters on the frozen model instead of every weight (`None`: every weight).
+    pub lora: Option<LoraConfig>,
 }
 
 impl std::fmt::Debug for GrpoStage {
@@ -63,6 +76,7 @@ impl std::fmt::Debug for GrpoStage {
             )
             .field("environments", &self.environments.is_some())
             .field("checkpoint_every", &self.checkpoint_every)
+            .field("lora", &self.lora)
             .finish()
     }
 }
@@ -76,7 +90,16 @@ impl GrpoStage {
             rewards: Vec::new(),
             environments: None,
             checkpoint_every: None,
+            lora: None,
         }
+    }
+
+    /// Trains LoRA adapters instead of every weight; the KL reference is then the model with
+    /// the adapters off (see [`crate::GrpoTrainerBuilder::with_lora`]).
+    #[must_use]
+    pub fn with_lora(mut self, lora: impl Into<Option<LoraConfig>>) -> Self {
+        self.lora = lora.into();
+        self
     }
 
     /// Adds a reward (summed with the others, weighted by `config.reward_weights`).

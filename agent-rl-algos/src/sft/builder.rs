@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use agent_rl_core::lora::{LoraConfig, apply_lora};
 use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
 use burn::tensor::backend::AutodiffBackend;
 
@@ -18,6 +19,7 @@ pub struct SftTrainerBuilder<B: AutodiffBackend> {
     config: SftConfig,
     observer: Option<Box<dyn TrainObserver>>,
     eval_dataset: Option<SftDataset>,
+    lora: Option<LoraConfig>,
 }
 
 impl<B: AutodiffBackend> std::fmt::Debug for SftTrainerBuilder<B> {
@@ -29,6 +31,7 @@ impl<B: AutodiffBackend> std::fmt::Debug for SftTrainerBuilder<B> {
                 "eval_dataset",
                 &self.eval_dataset.as_ref().map(SftDataset::len),
             )
+            .field("lora", &self.lora)
             .finish_non_exhaustive()
     }
 }
@@ -41,7 +44,17 @@ impl<B: AutodiffBackend> SftTrainerBuilder<B> {
             config: SftConfig::default(),
             observer: None,
             eval_dataset: None,
+            lora: None,
         }
+    }
+
+    /// Trains LoRA adapters instead of every weight (`None`: every weight, the default): `build` freezes the model's weights and
+    /// adds fresh adapters (seeded from `config.seed`); saved models are then adapters in PEFT's
+    /// layout (`adapter_config.json` + `adapter_model.safetensors`).
+    #[must_use]
+    pub fn with_lora(mut self, lora: impl Into<Option<LoraConfig>>) -> Self {
+        self.lora = lora.into();
+        self
     }
 
     /// Sets every training setting (default [`SftConfig::default`]).
@@ -68,7 +81,8 @@ impl<B: AutodiffBackend> SftTrainerBuilder<B> {
     /// Validates the config and builds the trainer.
     ///
     /// # Errors
-    /// [`AlgoError::InvalidConfig`] for an invalid setting; [`AlgoError::InvalidInput`] when the
+    /// [`AlgoError::InvalidConfig`] for an invalid setting; [`AlgoError::Core`] for invalid LoRA
+    /// settings (the field named); [`AlgoError::InvalidInput`] when the
     /// tokenizer has neither a pad nor an eos token to pad batches with, or its vocabulary is
     /// larger than the model's.
     pub fn build(self) -> Result<SftTrainer<B>> {
@@ -95,13 +109,18 @@ impl<B: AutodiffBackend> SftTrainerBuilder<B> {
                 ),
             ));
         }
+        let model = match &self.lora {
+            Some(lora) => apply_lora(self.model, lora, self.config.seed)?,
+            None => self.model,
+        };
         Ok(SftTrainer::from_parts(
-            self.model,
+            model,
             self.tokenizer,
             self.config,
             self.observer,
             self.eval_dataset,
             pad_id,
+            self.lora,
         ))
     }
 }

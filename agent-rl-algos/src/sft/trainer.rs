@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use agent_rl_core::lora::{LoraConfig, save_adapter};
 use agent_rl_core::weights::{SaveOptions, save_pretrained};
 use agent_rl_core::{ChatTokenizer, CoreError, Qwen2ForCausalLm};
 use burn::module::AutodiffModule;
@@ -100,6 +101,7 @@ pub struct SftTrainer<B: AutodiffBackend> {
     observer: Option<Box<dyn TrainObserver>>,
     eval_dataset: Option<SftDataset>,
     pad_id: u32,
+    lora: Option<LoraConfig>,
 }
 
 impl<B: AutodiffBackend> std::fmt::Debug for SftTrainer<B> {
@@ -145,6 +147,7 @@ impl<B: AutodiffBackend> SftTrainer<B> {
         observer: Option<Box<dyn TrainObserver>>,
         eval_dataset: Option<SftDataset>,
         pad_id: u32,
+        lora: Option<LoraConfig>,
     ) -> Self {
         Self {
             model,
@@ -153,7 +156,13 @@ impl<B: AutodiffBackend> SftTrainer<B> {
             observer,
             eval_dataset,
             pad_id,
+            lora,
         }
+    }
+
+    /// The LoRA settings when training adapters, `None` for full fine-tuning.
+    pub fn lora(&self) -> Option<&LoraConfig> {
+        self.lora.as_ref()
     }
 
     /// The model (trained once [`Self::train`] has run).
@@ -222,8 +231,12 @@ impl<B: AutodiffBackend> SftTrainer<B> {
         }
     }
 
+    /// The model in Hugging Face layout, or with LoRA its adapters in PEFT's layout.
     fn save(&self, dir: &Path) -> Result<()> {
-        save_pretrained(&self.model, dir, SaveOptions::default())?;
+        match &self.lora {
+            Some(lora) => save_adapter(&self.model, lora, None, dir)?,
+            None => save_pretrained(&self.model, dir, SaveOptions::default())?,
+        }
         Ok(())
     }
 

@@ -1,9 +1,11 @@
 //! GRPO trainer: learning proof, smoke test, multi-turn rollouts, checkpoint/resume.
 
 mod common;
+pub(crate) use common::parameters;
 mod crash_safety;
 mod curriculum;
 mod learning;
+mod lora;
 mod multi_turn;
 mod resume;
 mod smoke;

@@ -1,7 +1,8 @@
 //! The learning proof on tool use, run through the library's [`Pipeline`] as the CLI and the
 //! demo run: after a short SFT warm-up, single-turn GRPO with the standard
 //! reward recipe (and a KL term to the warm-up model) raises the mean reward, the rollouts' and
-//! the held-out exact-call success of a tiny model.
+//! the held-out exact-call success of a tiny model — training every weight, and training LoRA
+//! adapters (rank 8) on the frozen warm-up model.
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use agent_rl_algos::toy::{
     toy_call_tasks, toy_model_config, toy_sft_dataset, toy_tasks, toy_tokenizer,
 };
 use agent_rl_algos::{GrpoConfig, LrSchedule, OptimizerConfig, SftConfig};
+use agent_rl_core::lora::LoraConfig;
 use agent_rl_core::weights::random_model;
 use agent_rl_core::{AgentLoopConfig, Qwen2Config, SamplingConfig};
 use agent_rl_rewards::ToolUseReward;
@@ -18,6 +20,30 @@ use crate::B;
 
 #[test]
 fn grpo_after_sft_raises_reward_and_held_out_call_success() {
+    learns_tool_use(2e-3, None);
+}
+
+/// GRPO on LoRA adapters (the KL reference is then the warm-up model with the adapters off).
+#[test]
+fn lora_grpo_after_sft_raises_reward_and_held_out_call_success() {
+    let lora = LoraConfig {
+        r: 8,
+        alpha: 16.0,
+        ..LoraConfig::default()
+    };
+    learns_tool_use(LORA_LEARNING_RATE, Some(lora));
+}
+
+/// Twice full fine-tuning's. With it, GRPO seeds 1..=4 raised the mean reward by +0.50 to +0.68,
+/// the rollouts' exact-call success by +0.14 to +0.19 and the held-out success from 0.40 to
+/// 0.67, 0.59, 0.57, 0.55 (2026-12-04, before the pipeline refactor); at 8e-3 seed 3 rose less
+/// (held-out 0.40 -> 0.46) and at 2e-2 it collapsed (format 1.0 -> 0.0).
+const LORA_LEARNING_RATE: f64 = 4e-3;
+
+/// SFT warm-up, then GRPO with `learning_rate` (on LoRA adapters when `lora` is given); asserts
+/// that reward, rollout success and held-out success rise.
+fn learns_tool_use(learning_rate: f64, lora: Option<LoraConfig>) {
+    let label = if lora.is_some() { "LoRA " } else { "" };
     let started = std::time::Instant::now();
     let config = Qwen2Config {
         max_position_embeddings: 512,
@@ -58,7 +84,7 @@ fn grpo_after_sft_raises_reward_and_held_out_call_success() {
         ..GrpoConfig::default()
     }
     .with_max_completion_length(64);
-    grpo.optimizer.learning_rate = 2e-3;
+    grpo.optimizer.learning_rate = learning_rate;
     grpo.optimizer.lr_scheduler_type = LrSchedule::Constant;
     let evaluator = ToolUseEvaluator::new(held_out, 64).with_loop_config(AgentLoopConfig {
         sampling: SamplingConfig::greedy(64),
@@ -67,7 +93,11 @@ fn grpo_after_sft_raises_reward_and_held_out_call_success() {
     });
     let run = Pipeline::builder(model, tokenizer)
         .add_stage(SftStage::new(sft, sft_rows))
-        .add_stage(GrpoStage::new(grpo, train).add_reward(ToolUseReward::default()))
+        .add_stage(
+            GrpoStage::new(grpo, train)
+                .add_reward(ToolUseReward::default())
+                .with_lora(lora),
+        )
         .with_evaluator(evaluator)
         .build()
         .expect("pipeline")
@@ -91,7 +121,7 @@ fn grpo_after_sft_raises_reward_and_held_out_call_success() {
     };
     let (first_success, last_success) = (call_success(0..20), call_success(60..80));
     eprintln!(
-        "tool-use GRPO: reward {first:.3} -> {last:.3}; rollout call success {first_success:.3} \
+        "{label}tool-use GRPO: reward {first:.3} -> {last:.3}; rollout call success {first_success:.3} \
          -> {last_success:.3}; held-out call success {:.3} -> {:.3} \
          (format {:.3} -> {:.3}); {:.0} s",
         before.success_rate,

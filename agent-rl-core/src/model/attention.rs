@@ -6,6 +6,7 @@ use burn::prelude::*;
 use super::layout::{token_linear, token_linear_part};
 use super::mask::AttentionInputs;
 use super::rotary::Rotate;
+use crate::lora::{AttentionLora, with_delta};
 
 /// Qwen2 attention: q/k/v with bias, o without, `num_heads / num_kv_heads` queries per key head.
 #[derive(Module, Debug)]
@@ -20,6 +21,8 @@ pub struct Attention<B: Backend> {
     pub num_kv_heads: usize,
     /// Width of one head.
     pub head_dim: usize,
+    /// Low-rank adapters on q/k/v/o (see [`crate::lora`]); `None` without LoRA.
+    pub lora: Option<AttentionLora<B>>,
 }
 
 impl<B: Backend> Attention<B> {
@@ -38,14 +41,30 @@ impl<B: Backend> Attention<B> {
         let (heads, kv_heads, dim) = (self.num_heads, self.num_kv_heads, self.head_dim);
         // Each head group from its slice of the fused weight, moved to [batch, count, seq, dim]
         // and rotated in one pass.
-        let project = |start: usize, count: usize, rotate: Rotate| {
-            let projected = token_linear_part(&self.qkv_proj, x.clone(), start * dim, count * dim)
-                .reshape([batch, seq, count, dim]);
+        let lora = self.lora.as_ref();
+        let project = |start: usize, count: usize, adapter, rotate: Rotate| {
+            let base = token_linear_part(&self.qkv_proj, x.clone(), start * dim, count * dim);
+            let projected = with_delta(adapter, &x, base).reshape([batch, seq, count, dim]);
             inputs.rotary.heads_first(projected, rotate)
         };
-        let queries = project(0, heads, Rotate::Queries);
-        let mut keys = project(heads, kv_heads, Rotate::Keys);
-        let mut values = project(heads + kv_heads, kv_heads, Rotate::None);
+        let queries = project(
+            0,
+            heads,
+            lora.and_then(|l| l.q_proj.as_ref()),
+            Rotate::Queries,
+        );
+        let mut keys = project(
+            heads,
+            kv_heads,
+            lora.and_then(|l| l.k_proj.as_ref()),
+            Rotate::Keys,
+        );
+        let mut values = project(
+            heads + kv_heads,
+            kv_heads,
+            lora.and_then(|l| l.v_proj.as_ref()),
+            Rotate::None,
+        );
         if let Some(slot) = cache {
             if let Some((past_keys, past_values)) = slot.take() {
                 keys = crate::fused::append_positions(past_keys, keys);
@@ -70,6 +89,13 @@ impl<B: Backend> Attention<B> {
         let context = crate::fused::swap_middle(context, None)
             .unwrap_or_else(|context| context.swap_dims(1, 2))
             .reshape([batch, seq, heads * dim]);
-        token_linear(&self.o_proj, context)
+        let delta = lora
+            .and_then(|l| l.o_proj.as_ref())
+            .map(|adapter| adapter.delta(context.clone()));
+        let out = token_linear(&self.o_proj, context);
+        match delta {
+            Some(delta) => out + delta,
+            None => out,
+        }
     }
 }

@@ -8,7 +8,7 @@
 mod attention;
 mod decoder_layer;
 mod kv_cache;
-mod layout;
+pub(crate) mod layout;
 mod mask;
 mod mlp;
 mod qwen2;

@@ -123,12 +123,14 @@ impl<B: Backend> Builder<'_, B> {
                 num_heads: self.config.num_attention_heads,
                 num_kv_heads: self.config.kv_heads(),
                 head_dim: self.config.head_size(),
+                lora: None,
             },
             post_attention_layernorm,
             mlp: Mlp {
                 gate_up_proj,
                 down_proj,
                 intermediate_size: self.config.intermediate_size,
+                lora: None,
             },
         })
     }

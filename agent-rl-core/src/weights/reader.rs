@@ -163,20 +163,27 @@ impl CheckpointReader {
                 locations,
             })
         } else {
-            let path = dir.join("model.safetensors");
-            let shard = open_shard(&path)?;
-            let locations = shard
-                .metadata
-                .tensors()
-                .into_keys()
-                .map(|key| (key, 0))
-                .collect();
-            Ok(Self {
-                origin: path,
-                shards: vec![shard],
-                locations,
-            })
+            Self::open_file(&dir.join("model.safetensors"))
         }
+    }
+
+    /// Opens one safetensors file (e.g. a PEFT `adapter_model.safetensors`).
+    ///
+    /// # Errors
+    /// A missing or unreadable file, a corrupt header.
+    pub fn open_file(path: &Path) -> Result<Self, CoreError> {
+        let shard = open_shard(path)?;
+        let locations = shard
+            .metadata
+            .tensors()
+            .into_keys()
+            .map(|key| (key, 0))
+            .collect();
+        Ok(Self {
+            origin: path.to_owned(),
+            shards: vec![shard],
+            locations,
+        })
     }
 
     /// All tensor keys, sorted.

@@ -151,7 +151,9 @@ fn write_json(path: &Path, value: &Value) -> Result<(), CoreError> {
 
 /// Writes `dir/config.json` and `dir/model.safetensors` (or HF-named shards plus
 /// `model.safetensors.index.json` above `max_shard_bytes`) with HF key names, so the model loads
-/// unchanged in transformers and vLLM.
+/// unchanged in transformers and vLLM. A model with LoRA adapters is written merged
+/// ([`Qwen2ForCausalLm::merge_adapters`]); save the adapters alone with
+/// [`crate::lora::save_adapter`].
 ///
 /// # Errors
 /// [`CoreError::Io`] / [`CoreError::Safetensors`] when writing fails.
@@ -190,7 +192,12 @@ pub fn save_pretrained<B: Backend>(
             last.push(index);
         }
     }
-    let tensors = export(model);
+    // A model with LoRA adapters is saved as what it computes: the adapters merged.
+    let tensors = if model.has_adapters() {
+        export(&model.clone().merge_adapters())
+    } else {
+        export(model)
+    };
     let dtype = match options.dtype {
         StorageDtype::F32 => Dtype::F32,
         StorageDtype::Bf16 => Dtype::BF16,

@@ -7,7 +7,7 @@ use burn::prelude::Backend;
 use serde_json::json;
 
 use crate::conversation_args::ConversationArgs;
-use crate::model_args::{ModelArgs, parse_ids, with_policy};
+use crate::model_args::{AdapterArgs, ModelArgs, parse_ids, with_adapted_policy};
 use agent_rl::backend::PolicyJob;
 
 /// Generate from a raw text prompt, a chat conversation, or token ids.
@@ -15,6 +15,8 @@ use agent_rl::backend::PolicyJob;
 pub struct GenerateArgs {
     #[command(flatten)]
     model: ModelArgs,
+    #[command(flatten)]
+    adapter: AdapterArgs,
     /// Raw prompt text, encoded as is (no chat template).
     #[arg(long, conflicts_with_all = ["prompt_ids", "messages", "tools"])]
     prompt: Option<String>,
@@ -127,5 +129,6 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
         model: args.model.model.clone(),
         device: args.model.device,
     };
-    with_policy(&model, Job { args })
+    let adapter = args.adapter.clone();
+    with_adapted_policy(&model, &adapter, Job { args })
 }

@@ -6,7 +6,7 @@ use agent_rl::core::BurnPolicy;
 use burn::prelude::Backend;
 use serde_json::{Value, json};
 
-use crate::model_args::{ModelArgs, parse_ids, with_policy};
+use crate::model_args::{AdapterArgs, ModelArgs, parse_ids, with_adapted_policy};
 use agent_rl::backend::PolicyJob;
 
 /// Score a token sequence with the model.
@@ -14,6 +14,8 @@ use agent_rl::backend::PolicyJob;
 pub struct LogprobsArgs {
     #[command(flatten)]
     model: ModelArgs,
+    #[command(flatten)]
+    adapter: AdapterArgs,
     /// Token ids, comma-separated.
     #[arg(long)]
     ids: String,
@@ -67,8 +69,9 @@ impl PolicyJob for Job {
 /// Runs `logprobs`.
 pub fn run(args: LogprobsArgs) -> anyhow::Result<()> {
     let _ = args.json;
-    with_policy(
+    with_adapted_policy(
         &args.model,
+        &args.adapter,
         Job {
             ids: parse_ids(&args.ids)?,
         },

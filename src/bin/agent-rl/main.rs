@@ -1,4 +1,5 @@
-//! The `agent-rl` command line: generate, score, render templates, train, evaluate, plan memory.
+//! The `agent-rl` command line: generate, score, merge adapters, render templates, train,
+//! evaluate, plan memory.
 //!
 //! Each subcommand lives in its own file beside this one; this file only dispatches.
 
@@ -9,6 +10,7 @@ mod eval_bfcl;
 mod eval_tau;
 mod generate;
 mod logprobs;
+mod merge;
 mod model_args;
 mod plan;
 mod train;
@@ -32,6 +34,8 @@ enum Command {
     Generate(generate::GenerateArgs),
     /// Per-position log-probabilities of a token sequence.
     Logprobs(logprobs::LogprobsArgs),
+    /// Merge a PEFT LoRA adapter into its base model and write a full checkpoint.
+    Merge(merge::MergeArgs),
     /// Render a conversation with the model's chat template.
     ChatTemplate(chat_template::ChatTemplateArgs),
     /// Train from a TOML run file (`train sft|grpo --config run.toml`).
@@ -50,6 +54,7 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Generate(args) => generate::run(args),
         Command::Logprobs(args) => logprobs::run(args),
+        Command::Merge(args) => merge::run(args),
         Command::ChatTemplate(args) => chat_template::run(args),
         Command::Train(command) => train::run(command),
         Command::Eval(command) => eval::run(command),

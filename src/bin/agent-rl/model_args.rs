@@ -3,7 +3,10 @@
 use std::path::PathBuf;
 
 use agent_rl::backend::{DeviceKind, PolicyJob};
+use agent_rl::core::BurnPolicy;
+use agent_rl::core::lora::load_adapter;
 use anyhow::Context;
+use burn::prelude::Backend;
 
 /// `--model DIR [--device cpu|cuda]`.
 #[derive(Debug, clap::Args)]
@@ -19,6 +22,50 @@ pub struct ModelArgs {
 /// Loads `--model` on `--device` and runs `job` ([`agent_rl::backend::with_policy`]).
 pub fn with_policy(args: &ModelArgs, job: impl PolicyJob<Output = ()>) -> anyhow::Result<()> {
     agent_rl::backend::with_policy(&args.model, args.device, job)
+}
+
+/// `--adapter DIR`: a PEFT LoRA adapter (`adapter_config.json` + `adapter_model.safetensors`,
+/// trained here or with PEFT) applied to `--model`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AdapterArgs {
+    /// PEFT adapter directory to apply to the model.
+    #[arg(long)]
+    pub adapter: Option<PathBuf>,
+}
+
+/// `job` with the adapter loaded onto the policy's model first.
+struct WithAdapter<J> {
+    adapter: PathBuf,
+    job: J,
+}
+
+impl<J: PolicyJob> PolicyJob for WithAdapter<J> {
+    type Output = J::Output;
+
+    fn run<B: Backend>(self, mut policy: BurnPolicy<B>) -> anyhow::Result<J::Output> {
+        let (model, _) = load_adapter(policy.model, &self.adapter)
+            .with_context(|| format!("--adapter {}", self.adapter.display()))?;
+        policy.model = model;
+        self.job.run(policy)
+    }
+}
+
+/// [`with_policy`] with `--adapter` applied when given.
+pub fn with_adapted_policy(
+    args: &ModelArgs,
+    adapter: &AdapterArgs,
+    job: impl PolicyJob<Output = ()>,
+) -> anyhow::Result<()> {
+    match &adapter.adapter {
+        Some(dir) => with_policy(
+            args,
+            WithAdapter {
+                adapter: dir.clone(),
+                job,
+            },
+        ),
+        None => with_policy(args, job),
+    }
 }
 
 /// Parses `1,2,3`.

@@ -1,10 +1,12 @@
 //! The TOML run files of `agent-rl train`: one struct per trainer, each section mirroring a
-//! library config (`[sft]` = `SftConfig`, `[grpo]` = `GrpoConfig`, `[reward]` = `ToolUseConfig`).
+//! library config (`[sft]` = `SftConfig`, `[grpo]` = `GrpoConfig`, `[reward]` = `ToolUseConfig`,
+//! `[lora]` = `LoraConfig`).
 //! Unknown keys are rejected with the key and the file named.
 
 use std::path::{Path, PathBuf};
 
 use agent_rl::algos::{GrpoConfig, SftConfig};
+use agent_rl::core::lora::LoraConfig;
 use agent_rl::rewards::ToolUseConfig;
 use anyhow::{Context, bail};
 use serde::de::DeserializeOwned;
@@ -156,6 +158,8 @@ pub struct SftRunConfig {
     /// `[sft]`: the trainer's config.
     #[serde(default)]
     pub sft: SftConfig,
+    /// `[lora]`: train LoRA adapters on the frozen model instead of every weight.
+    pub lora: Option<LoraConfig>,
 }
 
 /// The run file of `agent-rl train grpo`.
@@ -180,6 +184,9 @@ pub struct GrpoRunConfig {
     /// `[reward]`: the tool-use reward recipe.
     #[serde(default)]
     pub reward: ToolUseConfig,
+    /// `[lora]`: GRPO trains LoRA adapters on the frozen model instead of every weight (the KL
+    /// reference is then the model with the adapters off; `[warmup]` still trains every weight).
+    pub lora: Option<LoraConfig>,
 }
 
 /// A parsed run file (relative paths in it are relative to the working directory, as in

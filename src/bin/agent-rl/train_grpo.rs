@@ -39,6 +39,10 @@ impl GrpoJob {
             .reward
             .validate()
             .with_context(|| format!("invalid [reward] in {file}"))?;
+        if let Some(lora) = &config.lora {
+            lora.validate()
+                .with_context(|| format!("invalid [lora] in {file}"))?;
+        }
         if let Some(warmup) = &config.warmup {
             warmup
                 .validate()
@@ -126,7 +130,8 @@ impl TrainJob for GrpoJob {
             .max(1);
         let mut grpo = GrpoStage::new(config.grpo.clone(), train)
             .add_reward(ToolUseReward::new(config.reward.clone())?)
-            .with_checkpoint_every(every);
+            .with_checkpoint_every(every)
+            .with_lora(config.lora.clone());
         if let Some(factory) = &environments {
             grpo = grpo.with_environment(Arc::clone(factory));
         }

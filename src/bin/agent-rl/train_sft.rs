@@ -36,6 +36,10 @@ impl SftJob {
             .sft
             .validate()
             .with_context(|| format!("invalid [sft] in {}", args.config.display()))?;
+        if let Some(lora) = &config.lora {
+            lora.validate()
+                .with_context(|| format!("invalid [lora] in {}", args.config.display()))?;
+        }
         Ok(Self { config })
     }
 }
@@ -75,7 +79,7 @@ impl TrainJob for SftJob {
         let dir = config.run.dir.clone().unwrap_or_else(|| "runs/sft".into());
         let (train, eval) = sft_datasets(&config.data)?;
         let (model, tokenizer) = load_model::<B>(&config.model)?;
-        let mut stage = SftStage::new(config.sft.clone(), train);
+        let mut stage = SftStage::new(config.sft.clone(), train).with_lora(config.lora.clone());
         if let Some(eval) = eval {
             stage = stage.with_eval(eval);
         }
