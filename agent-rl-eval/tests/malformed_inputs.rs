@@ -100,7 +100,13 @@ fn result_line() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 64,
+        failure_persistence: None,
+        // Fixed: CI sees the same cases every run (reproducible, never a flake).
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_2026_1204),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn bfcl_result_files_score_or_err(lines in prop::collection::vec(result_line(), 0..6)) {

@@ -47,6 +47,23 @@ fn token_text(value: &Value) -> Option<String> {
     }
 }
 
+/// Runs a call into the `tokenizers` library, turning a panic inside it (some malformed
+/// `tokenizer.json` settings reach `unwrap`s there) into [`CoreError::Tokenizer`] naming the
+/// file: a bad tokenizer file is an error for the caller, never an abort.
+fn contained<T>(path: &Path, call: impl FnOnce() -> T) -> Result<T, CoreError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).map_err(|payload| {
+        let message = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "unknown panic".into());
+        CoreError::Tokenizer {
+            path: path.to_owned(),
+            reason: format!("the tokenizers library failed on this file: {message}"),
+        }
+    })
+}
+
 impl ChatTokenizer {
     /// Loads `dir/tokenizer.json`, `dir/tokenizer_config.json` (optional), the chat template
     /// (`dir/chat_template.jinja`, else `chat_template` in the config), and
@@ -57,9 +74,11 @@ impl ChatTokenizer {
     /// compile — each naming the file.
     pub fn from_dir(dir: &Path) -> Result<Self, CoreError> {
         let path = dir.join("tokenizer.json");
-        let tokenizer = Tokenizer::from_file(&path).map_err(|err| CoreError::Tokenizer {
-            path: path.clone(),
-            reason: err.to_string(),
+        let tokenizer = contained(&path, || Tokenizer::from_file(&path))?.map_err(|err| {
+            CoreError::Tokenizer {
+                path: path.clone(),
+                reason: err.to_string(),
+            }
         })?;
         let config_path = dir.join("tokenizer_config.json");
         let config = if config_path.exists() {
@@ -271,8 +290,7 @@ impl ChatTokenizer {
     /// # Errors
     /// [`CoreError::Tokenizer`] when the tokenizer fails.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, CoreError> {
-        self.tokenizer
-            .encode(text, false)
+        contained(&self.path, || self.tokenizer.encode(text, false))?
             .map(|encoding| encoding.get_ids().to_vec())
             .map_err(|err| CoreError::Tokenizer {
                 path: self.path.clone(),
@@ -285,8 +303,7 @@ impl ChatTokenizer {
     /// # Errors
     /// [`CoreError::Tokenizer`] when the tokenizer fails.
     pub fn decode(&self, ids: &[u32], skip_special: bool) -> Result<String, CoreError> {
-        self.tokenizer
-            .decode(ids, skip_special)
+        contained(&self.path, || self.tokenizer.decode(ids, skip_special))?
             .map_err(|err| CoreError::Tokenizer {
                 path: self.path.clone(),
                 reason: err.to_string(),
