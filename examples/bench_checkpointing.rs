@@ -48,7 +48,11 @@ fn parse_args() -> anyhow::Result<Args> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().with_context(|| format!("{flag} needs a value"))?;
-        let number = || value.parse::<usize>().with_context(|| format!("{flag} {value}"));
+        let number = || {
+            value
+                .parse::<usize>()
+                .with_context(|| format!("{flag} {value}"))
+        };
         match flag.as_str() {
             "--layers" => args.layers = number()?,
             "--batch" => args.batch = number()?,
@@ -82,7 +86,8 @@ fn config(args: &Args) -> Qwen2Config {
 
 /// A `/proc/self/status` field in MiB.
 fn status_mib(field: &str) -> anyhow::Result<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
+    let status =
+        std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
     let line = status
         .lines()
         .find(|line| line.starts_with(field))
@@ -149,7 +154,10 @@ fn main() -> anyhow::Result<()> {
             .output()
             .with_context(|| format!("running {}", exe.display()))?;
         if !output.status.success() {
-            bail!("{mode} run failed: {}", String::from_utf8_lossy(&output.stderr));
+            bail!(
+                "{mode} run failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
         }
         let line = String::from_utf8(output.stdout)?;
         results.push(serde_json::from_str::<Value>(line.trim())?);
@@ -158,11 +166,15 @@ fn main() -> anyhow::Result<()> {
         "layers {} (hidden 896, intermediate 4864, 14/2 heads), vocab {}, batch {} x {} tokens",
         args.layers, args.vocab, args.batch, args.seq
     );
-    println!("{:<14} {:>14} {:>18} {:>12}", "checkpointing", "peak RSS MiB", "after model MiB", "step s");
+    println!(
+        "{:<14} {:>14} {:>18} {:>12}",
+        "checkpointing", "peak RSS MiB", "after model MiB", "step s"
+    );
     for r in &results {
         println!(
             "{:<14} {:>14.0} {:>18.0} {:>12.2}",
-            r["gradient_checkpointing"], r["peak_rss_mib"].as_f64().unwrap_or(f64::NAN),
+            r["gradient_checkpointing"],
+            r["peak_rss_mib"].as_f64().unwrap_or(f64::NAN),
             r["rss_after_model_mib"].as_f64().unwrap_or(f64::NAN),
             r["step_secs_min"].as_f64().unwrap_or(f64::NAN)
         );

@@ -73,7 +73,12 @@ fn loss_and_gradients<A: AutodiffBackend>(
         Tensor::<A, 2>::from_data(TensorData::new(values, [3, 4]), &device)
     };
     let loss = (scores.logprobs * weight(0.2)).sum() + (scores.entropies * weight(1.3)).sum();
-    let value = loss.clone().into_data().convert::<f32>().into_vec::<f32>().unwrap()[0];
+    let value = loss
+        .clone()
+        .into_data()
+        .convert::<f32>()
+        .into_vec::<f32>()
+        .unwrap()[0];
     let grads = backward_through(loss, layers, &model);
     let mut visitor = GradientsOf::<A> {
         grads: &grads,
@@ -100,7 +105,11 @@ fn assert_same<A: AutodiffBackend>(tied: bool, freeze_embedding: bool, rtol: f32
     );
     for (i, (expected, actual)) in plain.iter().zip(&checkpointed).enumerate() {
         let (Some(expected), Some(actual)) = (expected, actual) else {
-            assert_eq!(expected.is_some(), actual.is_some(), "parameter {i}: presence");
+            assert_eq!(
+                expected.is_some(),
+                actual.is_some(),
+                "parameter {i}: presence"
+            );
             continue;
         };
         assert_eq!(expected.len(), actual.len(), "parameter {i}: sizes");

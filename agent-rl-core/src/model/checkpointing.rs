@@ -55,7 +55,11 @@ impl<B: AutodiffBackend> CheckpointedLayers<B> {
     ///
     /// # Shapes
     /// - `x`: `[batch, seq, hidden]`; `attention` built for that batch (no KV cache)
-    pub fn forward(layers: &[DecoderLayer<B>], x: Tensor<B, 3>, attention: &AttentionInputs<B>) -> Self {
+    pub fn forward(
+        layers: &[DecoderLayer<B>],
+        x: Tensor<B, 3>,
+        attention: &AttentionInputs<B>,
+    ) -> Self {
         let inner_attention = attention.inner();
         let mut inputs = Vec::with_capacity(layers.len());
         let mut hidden = x.clone().inner();
@@ -115,7 +119,10 @@ impl<B: AutodiffBackend> CheckpointedLayers<B> {
 }
 
 /// `sum(out * upstream)`: its gradient with respect to `out` is `upstream`.
-fn seeded<B: AutodiffBackend>(out: Tensor<B, 3>, upstream: Tensor<B::InnerBackend, 3>) -> Tensor<B, 1> {
+fn seeded<B: AutodiffBackend>(
+    out: Tensor<B, 3>,
+    upstream: Tensor<B::InnerBackend, 3>,
+) -> Tensor<B, 1> {
     (out * Tensor::from_inner(upstream)).sum()
 }
 
@@ -154,8 +161,11 @@ impl<B: AutodiffBackend> Qwen2ForCausalLm<B> {
         let device = input_ids.device();
         let positions: Vec<Vec<usize>> = mask.iter().map(|row| positions_from_mask(row)).collect();
         let inputs = AttentionInputs::new(mask, &positions, 0, self.config(), &device);
-        let layers =
-            CheckpointedLayers::forward(&self.layers, self.embed_tokens.forward(input_ids), &inputs);
+        let layers = CheckpointedLayers::forward(
+            &self.layers,
+            self.embed_tokens.forward(input_ids),
+            &inputs,
+        );
         (self.norm.forward(layers.output()), layers)
     }
 }
