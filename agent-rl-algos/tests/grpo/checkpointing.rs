@@ -1,7 +1,7 @@
 //! GRPO with activation checkpointing takes the step the plain forward takes.
 
 use agent_rl_algos::{GrpoConfig, GrpoTrainer};
-use agent_rl_core::test_utils::{tiny_qwen2, tiny_tokenizer};
+use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
 
 use super::common::{chars_per_token, parameters, prompts};
 use crate::B;
