@@ -138,6 +138,8 @@ fn run_child(args: &Args, checkpointing: bool) -> anyhow::Result<Value> {
     }))
 }
 
+// A benchmark's report is its output.
+#[allow(clippy::print_stdout)]
 fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
     if let Some(mode) = &args.child {
