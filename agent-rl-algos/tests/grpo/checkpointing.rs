@@ -55,3 +55,25 @@ fn checkpointed_step_matches_the_plain_step() {
         assert!(worst <= 1e-5, "parameter #{i} differs by {worst}");
     }
 }
+
+#[test]
+fn checkpointing_with_lora_dropout_is_refused() {
+    let config = GrpoConfig {
+        gradient_checkpointing: true,
+        ..GrpoConfig::default()
+    };
+    let lora = agent_rl_core::lora::LoraConfig {
+        dropout: 0.1,
+        ..agent_rl_core::lora::LoraConfig::default()
+    };
+    let built = GrpoTrainer::builder(
+        tiny_qwen2::<B>(7, &Default::default()),
+        tiny_tokenizer().expect("fixture tokenizer"),
+    )
+    .with_config(config)
+    .with_lora(lora)
+    .add_reward(chars_per_token())
+    .build();
+    let message = built.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("gradient_checkpointing"), "{message}");
+}
