@@ -1,6 +1,7 @@
 //! Integration tests of agent-rl-core, one binary (see STYLE.md §6).
 #![allow(clippy::unwrap_used)]
 
+mod checkpointing;
 mod common;
 mod fused_model;
 mod generation;

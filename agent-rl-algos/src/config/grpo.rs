@@ -94,6 +94,11 @@ pub struct GrpoConfig {
     pub optimizer: OptimizerConfig,
     /// Seed of the run (sampling, shuffling, curriculum). Default 42.
     pub seed: u64,
+    /// Activation checkpointing in the policy's training forward: keep only each decoder
+    /// layer's input and re-run the layer in the backward pass (less memory, one more forward
+    /// of the layers per micro-batch; same gradients). Rows then run their whole sequence
+    /// (a group does not share its prompt's forward). Default false.
+    pub gradient_checkpointing: bool,
 }
 
 impl Default for GrpoConfig {
@@ -129,6 +134,7 @@ impl Default for GrpoConfig {
             ref_model_sync_steps: 512,
             optimizer: OptimizerConfig::default(),
             seed: 42,
+            gradient_checkpointing: false,
         }
     }
 }

@@ -54,6 +54,10 @@ pub struct SftConfig {
     /// Save a checkpoint every this many optimiser steps; `None` = only the final model. Must be
     /// ≥ 1.
     pub save_steps: Option<usize>,
+    /// Activation checkpointing: keep only each decoder layer's input during the training
+    /// forward and re-run the layer in the backward pass (less memory, one more forward of the
+    /// layers per step; same gradients). Default false.
+    pub gradient_checkpointing: bool,
 }
 
 impl Default for SftConfig {
@@ -75,6 +79,7 @@ impl Default for SftConfig {
             seed: 42,
             output_dir: None,
             save_steps: None,
+            gradient_checkpointing: false,
         }
     }
 }

@@ -177,6 +177,14 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
                 "is 0; set >= 1 optimiser steps between checkpoints",
             ));
         }
+        if self.config.gradient_checkpointing && self.lora.as_ref().is_some_and(|l| l.dropout > 0.0)
+        {
+            return Err(AlgoError::config(
+                "gradient_checkpointing",
+                "is true with LoRA dropout > 0: the re-run layer would draw other dropout masks \
+                 than the forward; set lora.dropout = 0 or gradient_checkpointing = false",
+            ));
+        }
         let policy = match &self.lora {
             Some(lora) => {
                 if self.config.sync_ref_model {

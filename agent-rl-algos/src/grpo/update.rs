@@ -3,7 +3,10 @@
 //! the loss over micro-batches ([`LossTally`]) and one clipped AdamW step with the reference
 //! sync. [`GrpoTrainer::update`] strings them together.
 
-use agent_rl_core::generation::{TokenScores, token_logprobs, token_scores};
+use agent_rl_core::generation::{
+    TokenScores, token_logprobs, token_scores, token_scores_checkpointed,
+};
+use agent_rl_core::model::{CheckpointedLayers, backward_through};
 use agent_rl_core::{Episode, Qwen2ForCausalLm};
 use burn::module::AutodiffModule;
 use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
@@ -109,19 +112,24 @@ pub(super) fn average_metrics(all: &[GrpoLossMetrics]) -> GrpoLossMetrics {
     }
 }
 
+/// The policy's token scores on `batch` and, with activation checkpointing, the layers the loss
+/// is differentiated through.
+type Scored<B> = (TokenScores<B>, Option<CheckpointedLayers<B>>);
+
 /// The policy's token scores (log-probabilities and entropies, with gradients) on `batch`.
 fn score<B: AutodiffBackend>(
     model: &Qwen2ForCausalLm<B>,
     batch: &MicroBatch<B>,
     temperature: f32,
-) -> TokenScores<B> {
-    token_scores(
-        model,
-        batch.ids.clone(),
-        &batch.attention,
-        batch.completion_len,
-        temperature,
-    )
+    checkpointing: bool,
+) -> Scored<B> {
+    let (ids, mask, len) = (batch.ids.clone(), &batch.attention, batch.completion_len);
+    if checkpointing {
+        let (scores, layers) = token_scores_checkpointed(model, ids, mask, len, temperature);
+        (scores, Some(layers))
+    } else {
+        (token_scores(model, ids, mask, len, temperature), None)
+    }
 }
 
 fn host_sum<B: Backend>(tensor: Tensor<B, 2>) -> f32 {
@@ -149,10 +157,13 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             let model = self.model();
             let mut accumulator = GradientsAccumulator::<Qwen2ForCausalLm<B>>::new();
             for batch in &micro {
-                let temperature = self.config.sampling.temperature;
-                let scores = first_scores
+                let (temperature, checkpointing) = (
+                    self.config.sampling.temperature,
+                    self.config.gradient_checkpointing,
+                );
+                let (scores, layers) = first_scores
                     .take()
-                    .unwrap_or_else(|| score(model, batch, temperature));
+                    .unwrap_or_else(|| score(model, batch, temperature, checkpointing));
                 if iteration == 0 {
                     tally.add_entropy(host_sum(scores.entropies.detach() * batch.mask.clone()));
                 }
@@ -166,7 +177,8 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
                 })?;
                 let loss = out.loss.clone().into_data().iter::<f32>().next();
                 tally.add_loss(loss.unwrap_or(f32::NAN), out.metrics);
-                let grads = GradientsParams::from_grads(out.loss.backward(), model);
+                let grads = backward_through(out.loss, layers, model);
+                let grads = GradientsParams::from_grads(grads, model);
                 accumulator.accumulate(model, grads);
             }
             grad_norm =
@@ -238,8 +250,9 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
     /// backend part of either pass is single-threaded, so the two overlap instead of taking
     /// turns (on a rayon thread, the kernels' own parallel loops share the pool instead of
     /// queueing work from outside it).
-    fn score_reference(&self, micro: &mut [MicroBatch<B>]) -> Option<TokenScores<B>> {
+    fn score_reference(&self, micro: &mut [MicroBatch<B>]) -> Option<Scored<B>> {
         let temperature = self.config.sampling.temperature;
+        let checkpointing = self.config.gradient_checkpointing;
         // With LoRA the reference is the base: the policy with its adapters off (shared weights).
         let base = (self.lora.is_some() && self.config.needs_reference_model())
             .then(|| self.model().valid().without_adapters());
@@ -262,7 +275,11 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
                         .collect::<Vec<_>>()
                 })
             },
-            || micro.first().map(|batch| score(policy, batch, temperature)),
+            || {
+                micro
+                    .first()
+                    .map(|batch| score(policy, batch, temperature, checkpointing))
+            },
         );
         if let Some(reference_logps) = reference_logps {
             for (batch, logps) in micro.iter_mut().zip(reference_logps) {

@@ -1,9 +1,10 @@
 //! [`SftBatch`]: sequences right-padded into one batch, with segment-aware (block-diagonal
 //! causal) attention, and the model forward pass over it.
 
-use agent_rl_core::model::AttentionInputs;
+use agent_rl_core::model::{AttentionInputs, CheckpointedLayers};
 use agent_rl_core::{Qwen2Config, Qwen2ForCausalLm};
 use burn::prelude::*;
+use burn::tensor::backend::AutodiffBackend;
 
 use crate::sft::packing::SftSequence;
 
@@ -125,6 +126,23 @@ impl SftBatch {
             hidden = layer.forward(hidden, &inputs, None);
         }
         model.logits(model.norm.forward(hidden))
+    }
+
+    /// [`forward`](Self::forward) with activation checkpointing per decoder layer: the logits
+    /// and the layers to differentiate the loss through
+    /// ([`CheckpointedLayers::backward`](agent_rl_core::model::CheckpointedLayers::backward)).
+    ///
+    /// # Shapes
+    /// - returns `[batch, seq, vocab]`
+    pub fn forward_checkpointed<B: AutodiffBackend>(
+        &self,
+        model: &Qwen2ForCausalLm<B>,
+    ) -> (Tensor<B, 3>, CheckpointedLayers<B>) {
+        let device = model.device();
+        let inputs = self.attention_inputs(model.config(), &device);
+        let embedded = model.embed_tokens.forward(self.ids_tensor(&device));
+        let layers = CheckpointedLayers::forward(&model.layers, embedded, &inputs);
+        (model.logits(model.norm.forward(layers.output())), layers)
     }
 }
 

@@ -109,6 +109,14 @@ impl<B: AutodiffBackend> SftTrainerBuilder<B> {
                 ),
             ));
         }
+        if self.config.gradient_checkpointing && self.lora.as_ref().is_some_and(|l| l.dropout > 0.0)
+        {
+            return Err(AlgoError::config(
+                "gradient_checkpointing",
+                "is true with LoRA dropout > 0: the re-run layer would draw other dropout masks \
+                 than the forward; set lora.dropout = 0 or gradient_checkpointing = false",
+            ));
+        }
         let model = match &self.lora {
             Some(lora) => apply_lora(self.model, lora, self.config.seed)?,
             None => self.model,

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agent_rl_core::lora::{LoraConfig, save_adapter};
+use agent_rl_core::model::backward_through;
 use agent_rl_core::weights::{SaveOptions, save_pretrained};
 use agent_rl_core::{ChatTokenizer, CoreError, Qwen2ForCausalLm};
 use burn::module::AutodiffModule;
@@ -24,7 +25,7 @@ use crate::optim::{clip_grad_norm, init_adamw};
 use crate::sft::batch::SftBatch;
 use crate::sft::builder::SftTrainerBuilder;
 use crate::sft::dataset::SftDataset;
-use crate::sft::loss::token_loss;
+use crate::sft::loss::{token_loss, token_loss_from_logits};
 use crate::sft::masking::tokenize_example;
 use crate::sft::packing::{SftSequence, pack_examples, unpacked};
 
@@ -359,11 +360,17 @@ impl<B: AutodiffBackend> SftTrainer<B> {
         let mut accumulator = GradientsAccumulator::<Qwen2ForCausalLm<B>>::new();
         let (mut loss, mut correct) = (0.0f64, 0usize);
         for batch in batches {
-            let out = token_loss(&self.model, batch);
+            let (out, layers) = if self.config.gradient_checkpointing {
+                let (logits, layers) = batch.forward_checkpointed(&self.model);
+                (token_loss_from_logits(logits, batch), Some(layers))
+            } else {
+                (token_loss(&self.model, batch), None)
+            };
             correct += out.num_correct;
             let scaled = out.loss_sum.div_scalar(denominator);
             loss += scalar(scaled.clone().detach());
-            let grads = GradientsParams::from_grads(scaled.backward(), &self.model);
+            let grads = backward_through(scaled, layers, &self.model);
+            let grads = GradientsParams::from_grads(grads, &self.model);
             accumulator.accumulate(&self.model, grads);
         }
         let max_norm = self.config.optimizer.max_grad_norm.unwrap_or(f32::INFINITY);

@@ -1,5 +1,6 @@
 //! GRPO trainer: learning proof, smoke test, multi-turn rollouts, checkpoint/resume.
 
+mod checkpointing;
 mod common;
 pub(crate) use common::parameters;
 mod crash_safety;

@@ -133,3 +133,31 @@ fn checkpoints_are_written_whole_with_a_manifest() {
     let latest = latest_complete_checkpoint(out.path()).expect("readable");
     assert_eq!(latest.map(|c| c.step), Some(2));
 }
+
+#[test]
+fn gradient_checkpointing_trains_like_the_plain_forward() {
+    let data = tool_call_dataset(8);
+    let run = |gradient_checkpointing: bool| {
+        let mut c = config(3);
+        c.packing = true;
+        c.max_length = 512;
+        c.gradient_checkpointing = gradient_checkpointing;
+        let mut t = trainer(c, 4);
+        let report = t.train(&data).expect("trains");
+        let losses: Vec<f32> = report.history.iter().map(|m| m.loss).collect();
+        (losses, t.evaluate(&data).expect("eval").loss)
+    };
+    let (plain_losses, plain_eval) = run(false);
+    let (losses, eval) = run(true);
+    assert_eq!(losses.len(), 3);
+    for (a, b) in losses.iter().zip(&plain_losses) {
+        assert!(
+            (a - b).abs() <= 1e-4 * b.abs().max(1.0),
+            "step loss {a} vs {b}"
+        );
+    }
+    assert!(
+        (eval - plain_eval).abs() <= 1e-4 * plain_eval.abs().max(1.0),
+        "{eval} vs {plain_eval}"
+    );
+}

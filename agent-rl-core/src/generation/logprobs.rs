@@ -1,9 +1,10 @@
 //! Teacher-forced per-token log-probabilities and entropies (differentiable).
 
 use burn::prelude::*;
+use burn::tensor::backend::AutodiffBackend;
 
 use super::shared_prefix::{UniqueRows, index_tensor};
-use crate::model::Qwen2ForCausalLm;
+use crate::model::{CheckpointedLayers, Qwen2ForCausalLm};
 
 /// Per-token scores of the last `K` tokens of each sequence.
 #[derive(Debug, Clone)]
@@ -76,19 +77,63 @@ fn completion_logits<B: Backend>(
     let hidden = match shared_prompts(&input_ids, mask, start) {
         Some(unique) => shared_prompt_hidden(model, input_ids.clone(), mask, start, &unique),
         None => {
-            // The last token predicts nothing scored: it is not run.
-            let inputs = input_ids.clone().slice([0..batch, 0..seq - 1]);
-            let mask: Vec<Vec<bool>> = mask
-                .iter()
-                .map(|row| row.iter().take(seq - 1).copied().collect())
-                .collect();
-            let hidden = model.forward_hidden(inputs, &mask, None);
-            let hidden_size = hidden.dims()[2];
-            hidden.slice([0..batch, start - 1..seq - 1, 0..hidden_size])
+            let (inputs, mask) = scored_inputs(&input_ids, mask);
+            predicting(model.forward_hidden(inputs, &mask, None), completion_len)
         }
     };
     let targets = input_ids.slice([0..batch, start..seq]);
     (model.logits(hidden), targets)
+}
+
+/// The ids and mask a scoring forward runs on: all but the last column (the last token predicts
+/// nothing scored).
+fn scored_inputs<B: Backend>(
+    input_ids: &Tensor<B, 2, Int>,
+    mask: &[Vec<bool>],
+) -> (Tensor<B, 2, Int>, Vec<Vec<bool>>) {
+    let [batch, seq] = input_ids.dims();
+    let inputs = input_ids.clone().slice([0..batch, 0..seq - 1]);
+    let mask = mask
+        .iter()
+        .map(|row| row.iter().take(seq - 1).copied().collect())
+        .collect();
+    (inputs, mask)
+}
+
+/// The last `completion_len` positions of the hidden states of [`scored_inputs`].
+fn predicting<B: Backend>(hidden: Tensor<B, 3>, completion_len: usize) -> Tensor<B, 3> {
+    let [batch, positions, hidden_size] = hidden.dims();
+    let start = positions + 1 - completion_len;
+    hidden.slice([0..batch, start - 1..positions, 0..hidden_size])
+}
+
+/// [`token_scores`] with activation checkpointing per decoder layer: the scores and the layers
+/// to differentiate the loss through ([`CheckpointedLayers::backward`], in place of
+/// `loss.backward()`).
+///
+/// Every row runs its whole sequence (rows that share a prompt do not share its forward here).
+///
+/// # Shapes
+/// - `input_ids`: `[batch, seq]`, `completion_len < seq` → `[batch, completion_len]`
+pub fn token_scores_checkpointed<B: AutodiffBackend>(
+    model: &Qwen2ForCausalLm<B>,
+    input_ids: Tensor<B, 2, Int>,
+    mask: &[Vec<bool>],
+    completion_len: usize,
+    temperature: f32,
+) -> (TokenScores<B>, CheckpointedLayers<B>) {
+    let [batch, seq] = input_ids.dims();
+    let (inputs, scored_mask) = scored_inputs(&input_ids, mask);
+    let (hidden, layers) = model.forward_hidden_checkpointed(inputs, &scored_mask);
+    let logits = model.logits(predicting(hidden, completion_len));
+    let targets = input_ids.slice([0..batch, seq - completion_len..seq]);
+    let (logprobs, entropies) = crate::fused::token_scores(logits, targets, temperature, true);
+    let entropies = entropies.unwrap_or_else(|| logprobs.zeros_like());
+    let scores = TokenScores {
+        logprobs,
+        entropies,
+    };
+    (scores, layers)
 }
 
 /// Groups the rows whose first `start` columns (ids and mask) are equal, when some are.

@@ -96,6 +96,16 @@ impl<B: Backend> AttentionInputs<B> {
     }
 }
 
+impl<B: burn::tensor::backend::AutodiffBackend> AttentionInputs<B> {
+    /// The same bias and tables on the inner backend (constants: no graph to leave).
+    pub fn inner(&self) -> AttentionInputs<B::InnerBackend> {
+        AttentionInputs {
+            bias: self.bias.clone().inner(),
+            rotary: self.rotary.inner(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

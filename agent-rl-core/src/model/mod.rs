@@ -6,6 +6,7 @@
 //! join them at the checkpoint boundary (see [`crate::weights`]).
 
 mod attention;
+mod checkpointing;
 mod decoder_layer;
 mod kv_cache;
 pub(crate) mod layout;
@@ -16,6 +17,7 @@ mod rms_norm;
 mod rotary;
 
 pub use attention::Attention;
+pub use checkpointing::{CheckpointedLayers, backward_through};
 pub use decoder_layer::DecoderLayer;
 pub use kv_cache::KvCache;
 pub use mask::{AttentionInputs, positions_from_mask};

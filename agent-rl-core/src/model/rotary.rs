@@ -31,6 +31,19 @@ pub struct RotaryTables<B: Backend> {
     pub swap_halves: Tensor<B, 2>,
 }
 
+impl<B: burn::tensor::backend::AutodiffBackend> RotaryTables<B> {
+    /// The same tables on the inner backend.
+    pub fn inner(&self) -> RotaryTables<B::InnerBackend> {
+        RotaryTables {
+            query_cos: self.query_cos.clone().inner(),
+            query_sin: self.query_sin.clone().inner(),
+            key_cos: self.key_cos.clone().inner(),
+            key_sin: self.key_sin.clone().inner(),
+            swap_halves: self.swap_halves.clone().inner(),
+        }
+    }
+}
+
 /// Which tables [`RotaryTables::heads_first`] rotates with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Rotate {

@@ -38,6 +38,9 @@ pub struct TrainArgs {
     /// Check the run file and print the resolved config as JSON, without training.
     #[arg(long)]
     pub print_config: bool,
+    /// Activation checkpointing (sets `gradient_checkpointing = true` in `[sft]`/`[grpo]`).
+    #[arg(long)]
+    pub gradient_checkpointing: bool,
 }
 
 /// A trainer to run on a chosen autodiff backend.

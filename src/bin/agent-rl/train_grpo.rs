@@ -29,7 +29,8 @@ impl GrpoJob {
     /// # Errors
     /// Run-file errors, naming the file and the section.
     pub fn new(args: TrainArgs) -> anyhow::Result<Self> {
-        let config: GrpoRunConfig = load(&args.config, "grpo")?;
+        let mut config: GrpoRunConfig = load(&args.config, "grpo")?;
+        config.grpo.gradient_checkpointing |= args.gradient_checkpointing;
         let file = args.config.display();
         config
             .grpo

@@ -31,7 +31,8 @@ impl SftJob {
                 dir.display()
             );
         }
-        let config: SftRunConfig = load(&args.config, "sft")?;
+        let mut config: SftRunConfig = load(&args.config, "sft")?;
+        config.sft.gradient_checkpointing |= args.gradient_checkpointing;
         config
             .sft
             .validate()
