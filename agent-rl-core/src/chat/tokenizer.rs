@@ -303,11 +303,12 @@ impl ChatTokenizer {
     /// # Errors
     /// [`CoreError::Tokenizer`] when the tokenizer fails.
     pub fn decode(&self, ids: &[u32], skip_special: bool) -> Result<String, CoreError> {
-        contained(&self.path, || self.tokenizer.decode(ids, skip_special))?
-            .map_err(|err| CoreError::Tokenizer {
+        contained(&self.path, || self.tokenizer.decode(ids, skip_special))?.map_err(|err| {
+            CoreError::Tokenizer {
                 path: self.path.clone(),
                 reason: err.to_string(),
-            })
+            }
+        })
     }
 
     /// Renders a conversation with the chat template (special-token variables supplied).

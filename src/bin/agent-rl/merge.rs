@@ -4,7 +4,6 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use agent_rl::backend::CpuBackend;
 use agent_rl::core::lora::merge_adapter_checkpoint;
 use agent_rl::core::weights::{SaveOptions, StorageDtype};
 use anyhow::Context;
@@ -34,8 +33,17 @@ pub struct MergeArgs {
     dtype: Dtype,
 }
 
-/// Runs `merge` (on the CPU: merging is one pass over the weights).
+/// The backend merging runs on: the CPU one (merging is one pass over the weights), or CUDA in
+/// a build without a CPU backend.
+#[cfg(any(feature = "flex", feature = "ndarray"))]
+type MergeBackend = agent_rl::backend::CpuBackend;
+#[cfg(not(any(feature = "flex", feature = "ndarray")))]
+type MergeBackend = agent_rl::backend::CudaBackend;
+
+/// Runs `merge`.
 pub fn run(args: MergeArgs) -> anyhow::Result<()> {
+    #[cfg(not(any(feature = "flex", feature = "ndarray")))]
+    agent_rl::backend::probe_cuda()?;
     let dtype = match args.dtype {
         Dtype::F32 => StorageDtype::F32,
         Dtype::Bf16 => StorageDtype::Bf16,
@@ -45,7 +53,7 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
         dtype,
         ..SaveOptions::default()
     };
-    let config = merge_adapter_checkpoint::<CpuBackend>(
+    let config = merge_adapter_checkpoint::<MergeBackend>(
         &args.model,
         &args.adapter,
         &args.out,
