@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use super::atomic::write_atomic;
 use super::metrics_log::MetricsLog;
 use super::reward_curve::reward_svg;
-use crate::checkpoint_dir::{CompleteCheckpoint, latest_complete_checkpoint};
+use crate::checkpoint_dir::{CompleteCheckpoint, latest_complete_checkpoint, write_checkpoint_dir};
 use crate::error::{AlgoError, Result};
 
 /// The summary file: held-out scores per evaluation point and run facts.
@@ -122,7 +122,10 @@ impl RunDirectory {
         write_atomic(&path, svg.as_bytes()).map_err(|source| io_error(&path, source))
     }
 
-    /// Saves `model` and `tokenizer` in Hugging Face layout to `final_model/`.
+    /// Saves `model` and `tokenizer` in Hugging Face layout to `final_model/`, crash-safely as
+    /// checkpoints are ([`write_checkpoint_dir`]: written beside, synced, given a
+    /// `manifest.json`, renamed into place), so a kill mid-save leaves the previous
+    /// `final_model/` (or none), never a torn one.
     ///
     /// # Errors
     /// Files that cannot be written, naming them.
@@ -132,8 +135,11 @@ impl RunDirectory {
         tokenizer: &ChatTokenizer,
     ) -> Result<PathBuf> {
         let model_dir = self.dir.join("final_model");
-        save_pretrained(model, &model_dir, SaveOptions::default())?;
-        tokenizer.save_to_dir(&model_dir)?;
+        write_checkpoint_dir(&model_dir, |tmp| {
+            save_pretrained(model, tmp, SaveOptions::default())?;
+            tokenizer.save_to_dir(tmp)?;
+            Ok(())
+        })?;
         Ok(model_dir)
     }
 
