@@ -50,6 +50,7 @@
 #![warn(missing_docs)]
 
 pub mod agent_loop;
+pub mod atomic;
 pub mod burn_policy;
 pub mod chat;
 pub mod config;

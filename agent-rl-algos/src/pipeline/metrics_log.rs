@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::run_dir::io_error;
 use crate::error::{AlgoError, Result};
 use crate::metrics::StepMetrics;
 
@@ -23,13 +24,6 @@ struct Files {
 pub struct MetricsLog {
     files: Arc<Mutex<Files>>,
     jsonl_path: PathBuf,
-}
-
-fn io_error(path: &Path, source: std::io::Error) -> AlgoError {
-    AlgoError::RunDirectory {
-        path: path.to_owned(),
-        source,
-    }
 }
 
 fn paths(dir: &Path, stage: &str) -> (PathBuf, PathBuf) {
@@ -115,7 +109,8 @@ impl MetricsLog {
             }
         }
         let rewrite = |path: &Path, text: &str| {
-            super::atomic::write_atomic(path, text.as_bytes()).map_err(|e| io_error(path, e))
+            agent_rl_core::atomic::write_atomic(path, text.as_bytes())
+                .map_err(|e| io_error(path, e))
         };
         rewrite(&jsonl_path, &jsonl)?;
         rewrite(&csv_path, &csv)?;

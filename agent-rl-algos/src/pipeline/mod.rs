@@ -3,7 +3,6 @@
 //! interruption and resume. The `agent-rl` CLI, the `grpo_qwen` example and the learning tests
 //! all run through [`Pipeline`]; the stage order lives in `runner.rs` alone.
 
-mod atomic;
 mod evaluator;
 mod metrics_log;
 mod observer;
@@ -14,7 +13,6 @@ mod runner;
 mod stage;
 mod tasks;
 
-pub use atomic::write_atomic;
 pub use evaluator::{Evaluator, ToolUseEvaluator};
 pub use metrics_log::MetricsLog;
 pub use observer::PipelineObserver;

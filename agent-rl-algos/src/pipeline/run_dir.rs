@@ -5,12 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_rl_core::atomic::write_atomic;
 use agent_rl_core::weights::{SaveOptions, save_pretrained};
 use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
 use burn::tensor::backend::Backend;
 use serde_json::{Map, Value};
 
-use super::atomic::write_atomic;
 use super::metrics_log::MetricsLog;
 use super::reward_curve::reward_svg;
 use crate::checkpoint_dir::{CompleteCheckpoint, latest_complete_checkpoint, write_checkpoint_dir};
@@ -25,7 +25,8 @@ pub struct RunDirectory {
     dir: PathBuf,
 }
 
-fn io_error(path: &Path, source: std::io::Error) -> AlgoError {
+/// [`AlgoError::RunDirectory`] for `path`.
+pub(super) fn io_error(path: &Path, source: std::io::Error) -> AlgoError {
     AlgoError::RunDirectory {
         path: path.to_owned(),
         source,

@@ -32,15 +32,13 @@ pub fn peft_key(layer: usize, target: LoraTarget, matrix: &str) -> String {
     )
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
+/// Writes `bytes` to `path` atomically ([`crate::atomic::write_atomic`]), naming the file in
+/// the error.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CoreError> {
-    let io = |source| CoreError::Io {
+    crate::atomic::write_atomic(path, bytes).map_err(|source| CoreError::Io {
         path: path.to_owned(),
         source,
-    };
-    let partial = path.with_extension("partial");
-    std::fs::write(&partial, bytes).map_err(io)?;
-    std::fs::rename(&partial, path).map_err(io)
+    })
 }
 
 fn host<B: Backend>(tensor: Tensor<B, 2>) -> Vec<f32> {

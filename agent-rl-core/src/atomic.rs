@@ -1,4 +1,5 @@
-//! Atomic file replacement: write a sibling temporary file, sync it, rename it over the target
+//! Atomic file replacement, the one implementation of the workspace (LoRA adapter files, the
+//! run directory's JSON, metrics and reward curve): write a sibling temporary file, sync it, rename it over the target
 //! and sync the directory, so a reader (or a resumed run) sees the old file or the new one,
 //! never a torn mix.
 
