@@ -49,6 +49,7 @@
 //! | [`StepMetrics`], [`TrainObserver`] | per-step metrics with TRL names, observer hook |
 //! | [`plan::plan_memory`], [`plan::MemoryPlanRequest`] | memory planner: bytes per component of a run, and whether it fits |
 //! | [`SftTrainer`], [`SftDataset`] | supervised fine-tuning: assistant-only masks, packing, accumulation |
+//! | [`RewardTrainer`], [`PreferenceDataset`], [`RewardModelScorer`] | reward models: TRL preference data, Bradley–Terry loss, a learned reward for the reward stack |
 //! | [`pipeline::Pipeline`] | the training run: stages, evaluation between them, run directory, resume |
 //!
 //! No cargo features: backends are chosen by the application (the root `agent-rl` package).
@@ -68,6 +69,7 @@ pub mod optim;
 pub mod pipeline;
 pub mod plan;
 pub mod reference;
+pub mod reward_model;
 pub mod sft;
 pub mod toy;
 
@@ -76,7 +78,8 @@ pub use advantages::{
     group_reward_std, informative_completions, zero_variance_groups,
 };
 pub use config::{
-    GrpoConfig, MAX_COMPLETIONS_PER_STEP, MAX_SFT_BATCH_SIZE, OptimizerConfig, SftConfig,
+    GrpoConfig, MAX_COMPLETIONS_PER_STEP, MAX_SFT_BATCH_SIZE, OptimizerConfig, RewardConfig,
+    SftConfig,
 };
 pub use curriculum::{CurriculumConfig, CurriculumSampler, SampledTask, TaskSource};
 pub use error::{AlgoError, Result};
@@ -90,4 +93,5 @@ pub use loss::{
 pub use metrics::{CompletionStats, MetricsHistory, RewardStats, StepMetrics, TrainObserver};
 pub use optim::{LrSchedule, adamw_config, clip_grad_norm, init_adamw};
 pub use reference::sync_reference_model;
+pub use reward_model::{PreferenceDataset, RewardModelScorer, RewardReport, RewardTrainer};
 pub use sft::{SftDataset, SftReport, SftTrainer, SftTrainerBuilder};

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::loss::GrpoLossMetrics;
+use crate::reward_model::PreferenceMetrics;
 
 /// Mean and std of one reward function over the step's scored completions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,6 +89,14 @@ pub struct StepMetrics {
     pub rollout_time_secs: f64,
     /// `tokens/s`: generated tokens per second of rollout (`timing/rollout`).
     pub tokens_per_sec: f64,
+    /// Reward-model training: `accuracy`, `margin`, `min/mean/max_reward`, `rewards/chosen`,
+    /// `rewards/rejected` of the step's pairs.
+    #[serde(default)]
+    pub preference: Option<PreferenceMetrics>,
+    /// Reward-model training: the same on the eval split (`eval_accuracy`, …), on steps where it
+    /// was computed.
+    #[serde(default)]
+    pub eval_preference: Option<PreferenceMetrics>,
 }
 
 impl StepMetrics {
@@ -147,6 +156,12 @@ impl StepMetrics {
             out.push(("timing/rollout".into(), self.rollout_time_secs));
         }
         out.push(("tokens/s".into(), self.tokens_per_sec));
+        if let Some(preference) = &self.preference {
+            out.extend(preference.named(""));
+        }
+        if let Some(preference) = &self.eval_preference {
+            out.extend(preference.named("eval_"));
+        }
         out
     }
 

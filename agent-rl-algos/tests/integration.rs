@@ -8,6 +8,7 @@ mod grpo;
 mod grpo_golden;
 mod loss_props;
 mod optim;
+mod reward_golden;
 mod sft;
 mod toy;
 

@@ -2,8 +2,10 @@
 
 mod grpo;
 mod optimizer;
+mod reward;
 mod sft;
 
 pub use grpo::{GrpoConfig, MAX_COMPLETIONS_PER_STEP};
 pub use optimizer::OptimizerConfig;
+pub use reward::RewardConfig;
 pub use sft::{MAX_SFT_BATCH_SIZE, SftConfig};

@@ -95,7 +95,10 @@ fn parse_messages(value: &Value, key: &str) -> std::result::Result<Vec<Message>,
     Ok(messages)
 }
 
-fn parse_text_or_messages(value: &Value, key: &str) -> std::result::Result<TextOrMessages, String> {
+pub(crate) fn parse_text_or_messages(
+    value: &Value,
+    key: &str,
+) -> std::result::Result<TextOrMessages, String> {
     match value {
         Value::String(text) => Ok(TextOrMessages::Text(text.clone())),
         Value::Array(_) => parse_messages(value, key).map(TextOrMessages::Messages),
@@ -106,7 +109,7 @@ fn parse_text_or_messages(value: &Value, key: &str) -> std::result::Result<TextO
     }
 }
 
-fn json_kind(value: &Value) -> &'static str {
+pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -190,6 +193,25 @@ impl SftExample {
     }
 }
 
+/// Which of `total` rows go to the eval split: `round(eval_fraction × total)` of them (at least 1
+/// when the fraction is positive and there are 2 or more rows, never all), chosen by a seeded
+/// shuffle.
+pub(crate) fn eval_rows(total: usize, eval_fraction: f32, seed: u64) -> Vec<bool> {
+    let mut eval_count = (f64::from(eval_fraction) * total as f64).round() as usize;
+    if eval_fraction > 0.0 && total >= 2 {
+        eval_count = eval_count.clamp(1, total - 1);
+    } else {
+        eval_count = eval_count.min(total.saturating_sub(1));
+    }
+    let mut order: Vec<usize> = (0..total).collect();
+    order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    let mut is_eval = vec![false; total];
+    for &index in &order[..eval_count] {
+        is_eval[index] = true;
+    }
+    is_eval
+}
+
 impl SftDataset {
     /// Reads a JSONL file (one row per non-blank line).
     ///
@@ -264,19 +286,7 @@ impl SftDataset {
     /// and there are 2 or more rows) chosen by a seeded shuffle; returns `(train, eval)`, each
     /// in file order.
     pub fn split(&self, eval_fraction: f32, seed: u64) -> (SftDataset, SftDataset) {
-        let total = self.len();
-        let mut eval_count = (f64::from(eval_fraction) * total as f64).round() as usize;
-        if eval_fraction > 0.0 && total >= 2 {
-            eval_count = eval_count.clamp(1, total - 1);
-        } else {
-            eval_count = eval_count.min(total.saturating_sub(1));
-        }
-        let mut order: Vec<usize> = (0..total).collect();
-        order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
-        let mut is_eval = vec![false; total];
-        for &index in &order[..eval_count] {
-            is_eval[index] = true;
-        }
+        let is_eval = eval_rows(self.len(), eval_fraction, seed);
         let (mut train, mut eval) = (SftDataset::default(), SftDataset::default());
         for (index, (example, origin)) in self.iter().enumerate() {
             let part = if is_eval[index] {

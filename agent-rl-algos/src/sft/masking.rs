@@ -97,7 +97,7 @@ pub struct RenderedConversation {
 }
 
 /// The end-of-turn strings of `tokenizer` (its eos tokens as text).
-fn eos_texts(tokenizer: &ChatTokenizer) -> Vec<String> {
+pub(crate) fn eos_texts(tokenizer: &ChatTokenizer) -> Vec<String> {
     tokenizer
         .eos_ids
         .iter()
