@@ -10,6 +10,9 @@ use serde_json::Value;
 
 const STEPS: usize = 4;
 
+/// A named moment at which to kill the run, read off its run directory.
+type KillPoint = (&'static str, Box<dyn Fn(&Path) -> bool>);
+
 fn run_file(dir: &Path, run: &Path) -> PathBuf {
     let path = dir.join(format!(
         "{}.toml",
@@ -113,7 +116,7 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
 
     // Kill points: while checkpoint-2 is being written (its staging directory exists), right
     // after step 3 was logged (before its checkpoint), and while the final model is written.
-    let kill_points: [(&str, Box<dyn Fn(&Path) -> bool>); 3] = [
+    let kill_points: [KillPoint; 3] = [
         (
             "checkpoint write",
             Box::new(|run| run.join(".checkpoint-2.partial").exists()),
@@ -133,7 +136,6 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
         let config = run_file(dir.path(), &run);
         let first = spawn(&config, None);
         if kill_when(first, || point(&run)) {
-            eprintln!("killed at {name}");
             killed += 1;
             finish(
                 spawn(&config, Some(&run)),

@@ -386,24 +386,33 @@ mod tests {
 
     #[test]
     fn files_written_into_a_shared_directory_replace_only_their_namesakes() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().expect("test file system");
         let out = dir.path();
-        std::fs::write(out.join("sft_config.json"), "{}").unwrap();
-        std::fs::create_dir(out.join("checkpoint-2")).unwrap();
-        std::fs::write(out.join("model.safetensors"), "old weights").unwrap();
+        std::fs::write(out.join("sft_config.json"), "{}").expect("test file system");
+        std::fs::create_dir(out.join("checkpoint-2")).expect("test file system");
+        std::fs::write(out.join("model.safetensors"), "old weights").expect("test file system");
         write_files_into(out, |tmp| {
             put(tmp, "model.safetensors", b"new weights")?;
             put(tmp, "config.json", b"{\"a\": 1}")
         })
-        .unwrap();
+        .expect("test file system");
         assert_eq!(
-            std::fs::read(out.join("model.safetensors")).unwrap(),
+            std::fs::read(out.join("model.safetensors")).expect("test file system"),
             b"new weights"
         );
-        assert_eq!(std::fs::read(out.join("sft_config.json")).unwrap(), b"{}");
+        assert_eq!(
+            std::fs::read(out.join("sft_config.json")).expect("test file system"),
+            b"{}"
+        );
         assert!(out.join("checkpoint-2").is_dir());
         assert!(!out.join(".final-save").exists());
-        assert_eq!(verify_checkpoint_dir(out).unwrap().files.len(), 2);
+        assert_eq!(
+            verify_checkpoint_dir(out)
+                .expect("test file system")
+                .files
+                .len(),
+            2
+        );
         // A failed save leaves the previous files untouched.
         let failed = write_files_into(out, |tmp| {
             put(tmp, "model.safetensors", b"torn")?;
@@ -411,10 +420,10 @@ mod tests {
         });
         assert!(failed.is_err());
         assert_eq!(
-            std::fs::read(out.join("model.safetensors")).unwrap(),
+            std::fs::read(out.join("model.safetensors")).expect("test file system"),
             b"new weights"
         );
-        verify_checkpoint_dir(out).unwrap();
+        verify_checkpoint_dir(out).expect("test file system");
     }
 
     #[test]
