@@ -3,21 +3,20 @@
 //! computes, within bf16 tolerance of the unrounded `f32` base, only the adapters train, merging
 //! gives an ordinary `f32` model, and a backend without half precision refuses it.
 
-use std::collections::BTreeSet;
-
 use agent_rl_core::Qwen2ForCausalLm;
 use agent_rl_core::generation::token_scores;
 use agent_rl_core::lora::{BaseDtype, LoraConfig, apply_lora};
 use agent_rl_core::weights::random_model;
 use burn::backend::{Autodiff, Flex, NdArray};
 use burn::module::{AutodiffModule, Module, ModuleMapper, ModuleVisitor, Param, ParamId};
-use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
+use burn::optim::GradientsParams;
 use burn::prelude::*;
 use burn::tensor::{DType, FloatDType};
 
 use crate::common::assert_close;
 use crate::lora_model::{
-    adapted, adapter_ids, config, ids, invalid_field, params, scores_and_grads,
+    adamw_step_moves_only, adapted, adapter_ids, config, ids, invalid_field, params,
+    scores_and_grads,
 };
 
 type A = Autodiff<Flex>;
@@ -188,22 +187,12 @@ fn only_adapters_train_on_a_half_base() {
         .sum()
         .neg();
     let grads = GradientsParams::from_grads(loss.backward(), &model);
-    let mut optimizer = AdamWConfig::new().init::<A, Qwen2ForCausalLm<A>>();
-    let model = optimizer.step(1e-2, model, grads);
-    let state: BTreeSet<ParamId> = optimizer.to_record().keys().copied().collect();
-    assert_eq!(state, adapters, "AdamW state exactly for the adapters");
+    let model = adamw_step_moves_only(model, grads, &before, &adapters);
     assert_eq!(
         model.base_weight_dtype(),
         DType::BF16,
         "the step kept the base bf16"
     );
-    for ((id, old), (_, new)) in before.iter().zip(params::<A, _>(&model)) {
-        if adapters.contains(id) {
-            assert_ne!(old, &new, "adapter {id} did not move");
-        } else {
-            assert_eq!(old, &new, "frozen parameter {id} moved");
-        }
-    }
 }
 
 #[test]

@@ -197,10 +197,21 @@ fn only_adapters_train() {
         .filter(|id| grads.get::<Flex, 2>(*id).is_some() || grads.get::<Flex, 1>(*id).is_some())
         .collect();
     assert_eq!(with_grads, adapters, "gradients exactly for the adapters");
+    adamw_step_moves_only(model, grads, &before, &adapters);
+}
+
+/// One AdamW step of `model`; checks that AdamW keeps state exactly for `adapters`, that they
+/// moved from `before` and that every other parameter did not.
+pub fn adamw_step_moves_only<A: AutodiffBackend>(
+    model: Qwen2ForCausalLm<A>,
+    grads: GradientsParams,
+    before: &[(ParamId, Vec<f32>)],
+    adapters: &BTreeSet<ParamId>,
+) -> Qwen2ForCausalLm<A> {
     let mut optimizer = AdamWConfig::new().init::<A, Qwen2ForCausalLm<A>>();
     let model = optimizer.step(1e-2, model, grads);
     let state: BTreeSet<ParamId> = optimizer.to_record().keys().copied().collect();
-    assert_eq!(state, adapters, "AdamW state exactly for the adapters");
+    assert_eq!(&state, adapters, "AdamW state exactly for the adapters");
     for ((id, old), (_, new)) in before.iter().zip(params::<A, _>(&model)) {
         if adapters.contains(id) {
             assert_ne!(old, &new, "adapter {id} did not move");
@@ -208,6 +219,7 @@ fn only_adapters_train() {
             assert_eq!(old, &new, "frozen parameter {id} moved");
         }
     }
+    model
 }
 
 #[test]
