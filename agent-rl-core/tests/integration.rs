@@ -13,4 +13,5 @@ mod lora_half_base;
 mod lora_model;
 mod malformed_inputs;
 mod save_round_trip;
+mod score_head;
 mod template_golden;
