@@ -43,6 +43,8 @@
 //! | [`group_advantages`], [`zero_variance_groups`] | GRPO advantages (TRL's std convention), dynamic-sampling filter |
 //! | [`GrpoLoss`] | clipped GRPO/GSPO loss: grpo / bnpo / dr_grpo / dapo, clip-higher, two-sided δ, KL |
 //! | [`per_token_kl`] | k1 / k2 / k3 KL estimators |
+//! | [`gae`], [`masked_whiten`], [`kl_penalized_rewards`], [`KlController`] | PPO's advantages over masked (multi-turn) tokens, whitening, KL-shaped rewards, fixed / adaptive KL |
+//! | [`PpoLoss`] | PPO's clipped policy and value losses, entropy bonus |
 //! | [`clip_grad_norm`], [`init_adamw`], [`LrSchedule`] | PyTorch-equivalent optimisation |
 //! | [`sync_reference_model`] | TR-DPO mix-up of the reference toward the policy |
 //! | [`CurriculumSampler`] | difficulty levels, promotion, replay and new-scenario mixing |
@@ -60,16 +62,20 @@ pub mod config;
 pub mod curriculum;
 pub mod error;
 pub mod evaluate;
+pub mod gae;
 pub mod grpo;
 pub mod kl;
+pub mod kl_control;
 pub mod loss;
 pub mod metrics;
 pub mod optim;
 pub mod pipeline;
 pub mod plan;
+pub mod ppo;
 pub mod reference;
 pub mod sft;
 pub mod toy;
+pub mod whiten;
 
 pub use advantages::{
     AdvantageScaling, frac_reward_zero_std, group_advantages, group_advantages_with_missing,
@@ -81,13 +87,18 @@ pub use config::{
 pub use curriculum::{CurriculumConfig, CurriculumSampler, SampledTask, TaskSource};
 pub use error::{AlgoError, Result};
 pub use evaluate::{ToolUseScores, evaluate_tool_use};
+pub use gae::{Gae, gae};
 pub use grpo::{GrpoReport, GrpoTrainer, GrpoTrainerBuilder};
 pub use kl::{KlEstimator, per_token_kl};
+pub use kl_control::{AdaptiveKl, KlController};
 pub use loss::{
     GrpoLoss, GrpoLossInputs, GrpoLossMetrics, GrpoLossOutput, ImportanceSamplingLevel, LossType,
-    aggregate_loss, completion_loss_mask, log_importance_weights, masked_mean,
+    PpoLoss, PpoLossInputs, PpoLossMetrics, PpoLossOutput, aggregate_loss, completion_loss_mask,
+    log_importance_weights, masked_mean,
 };
 pub use metrics::{CompletionStats, MetricsHistory, RewardStats, StepMetrics, TrainObserver};
 pub use optim::{LrSchedule, adamw_config, clip_grad_norm, init_adamw};
+pub use ppo::{TokenRewards, apply_missing_eos_penalty, kl_penalized_rewards, last_policy_token};
 pub use reference::sync_reference_model;
 pub use sft::{SftDataset, SftReport, SftTrainer, SftTrainerBuilder};
+pub use whiten::{masked_mean_var, masked_whiten};
