@@ -50,6 +50,7 @@
 //! | [`CurriculumSampler`] | difficulty levels, promotion, replay and new-scenario mixing |
 //! | [`StepMetrics`], [`TrainObserver`] | per-step metrics with TRL names, observer hook |
 //! | [`plan::plan_memory`], [`plan::MemoryPlanRequest`] | memory planner: bytes per component of a run, and whether it fits |
+//! | [`PpoTrainer`], [`PpoConfig`] | PPO with a critic: KL-shaped rewards, GAE, epochs over minibatches, TRL's metric names |
 //! | [`SftTrainer`], [`SftDataset`] | supervised fine-tuning: assistant-only masks, packing, accumulation |
 //! | [`pipeline::Pipeline`] | the training run: stages, evaluation between them, run directory, resume |
 //!
@@ -73,8 +74,10 @@ pub mod pipeline;
 pub mod plan;
 pub mod ppo;
 pub mod reference;
+pub mod rollout;
 pub mod sft;
 pub mod toy;
+pub mod trainer_state;
 pub mod whiten;
 
 pub use advantages::{
@@ -82,7 +85,7 @@ pub use advantages::{
     group_reward_std, informative_completions, zero_variance_groups,
 };
 pub use config::{
-    GrpoConfig, MAX_COMPLETIONS_PER_STEP, MAX_SFT_BATCH_SIZE, OptimizerConfig, SftConfig,
+    GrpoConfig, MAX_COMPLETIONS_PER_STEP, MAX_SFT_BATCH_SIZE, OptimizerConfig, PpoConfig, SftConfig,
 };
 pub use curriculum::{CurriculumConfig, CurriculumSampler, SampledTask, TaskSource};
 pub use error::{AlgoError, Result};
@@ -98,7 +101,11 @@ pub use loss::{
 };
 pub use metrics::{CompletionStats, MetricsHistory, RewardStats, StepMetrics, TrainObserver};
 pub use optim::{LrSchedule, adamw_config, clip_grad_norm, init_adamw};
-pub use ppo::{TokenRewards, apply_missing_eos_penalty, kl_penalized_rewards, last_policy_token};
+pub use ppo::{
+    PpoMetrics, PpoReport, PpoTrainer, PpoTrainerBuilder, TokenRewards, apply_missing_eos_penalty,
+    kl_penalized_rewards, last_policy_token,
+};
 pub use reference::sync_reference_model;
+pub use rollout::TrainReport;
 pub use sft::{SftDataset, SftReport, SftTrainer, SftTrainerBuilder};
 pub use whiten::{masked_mean_var, masked_whiten};
