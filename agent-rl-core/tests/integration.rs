@@ -12,4 +12,5 @@ mod lora_golden;
 mod lora_model;
 mod malformed_inputs;
 mod save_round_trip;
+mod score_head;
 mod template_golden;
