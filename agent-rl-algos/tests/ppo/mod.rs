@@ -1,0 +1,4 @@
+//! PPO trainer: smoke test, multi-turn rollouts, checkpoint/resume, learning proof.
+
+mod learning;
+mod smoke;
