@@ -9,6 +9,7 @@ mod grpo;
 mod grpo_golden;
 mod loss_props;
 mod optim;
+mod ppo;
 mod ppo_golden;
 mod sft;
 mod toy;

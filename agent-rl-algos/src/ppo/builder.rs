@@ -173,7 +173,11 @@ impl<B: AutodiffBackend> PpoTrainerBuilder<B> {
             ));
         }
         self.rewards.set_weights(&self.config.reward_weights)?;
-        if self.checkpointing.as_ref().is_some_and(|c| c.every_steps == 0) {
+        if self
+            .checkpointing
+            .as_ref()
+            .is_some_and(|c| c.every_steps == 0)
+        {
             return Err(AlgoError::config(
                 "checkpointing.every_steps",
                 "is 0; set >= 1 rollout batches between checkpoints",

@@ -13,5 +13,7 @@ mod update;
 
 pub use builder::PpoTrainerBuilder;
 pub use metrics::PpoMetrics;
-pub use rewards::{TokenRewards, apply_missing_eos_penalty, kl_penalized_rewards, last_policy_token};
+pub use rewards::{
+    TokenRewards, apply_missing_eos_penalty, kl_penalized_rewards, last_policy_token,
+};
 pub use trainer::{PpoReport, PpoTrainer};

@@ -78,7 +78,11 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
             config.max_tool_calls_per_turn,
         );
         let episodes = AgentLoop::new(&policy, &self.tokenizer, self.parser.as_ref(), loop_config)
-            .run(step_tasks, config.num_generations, self.environments.as_deref())?;
+            .run(
+                step_tasks,
+                config.num_generations,
+                self.environments.as_deref(),
+            )?;
         let rollout_secs = started.elapsed().as_secs_f64();
 
         let trajectories: Vec<_> = episodes.iter().map(|e| &e.trajectory).collect();
@@ -93,14 +97,23 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
         let learning_rate = config
             .optimizer
             .learning_rate_at(self.global_step, config.max_steps);
-        self.kl_controller.update(rollout_metrics.kl, episodes.len());
+        self.kl_controller
+            .update(rollout_metrics.kl, episodes.len());
         self.global_step += 1;
         let successes = task_successes(&episodes, &targets)?;
         let ppo = PpoMetrics {
             num_eos_tokens: ended.iter().filter(|&&e| e).count(),
             ..stats.finish(rollout_metrics)
         };
-        let metrics = self.step_metrics(&episodes, &scored, ppo, &stats, learning_rate, started, rollout_secs);
+        let metrics = self.step_metrics(
+            &episodes,
+            &scored,
+            ppo,
+            &stats,
+            learning_rate,
+            started,
+            rollout_secs,
+        );
         Ok((metrics, successes))
     }
 
@@ -138,9 +151,21 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
         for chunk in plan_micro_batches(&all, chunks) {
             let sub = rows.select(chunk);
             let ids = sub.ids_tensor::<B::InnerBackend>(&device);
-            old_logps.extend(host(token_logprobs(policy, ids.clone(), &sub.attention, width, temperature)));
+            old_logps.extend(host(token_logprobs(
+                policy,
+                ids.clone(),
+                &sub.attention,
+                width,
+                temperature,
+            )));
             if let Some(reference) = reference {
-                ref_logps.extend(host(token_logprobs(reference, ids.clone(), &sub.attention, width, temperature)));
+                ref_logps.extend(host(token_logprobs(
+                    reference,
+                    ids.clone(),
+                    &sub.attention,
+                    width,
+                    temperature,
+                )));
             }
             values.extend(host(token_values(&critic, ids, &sub.attention, width)));
         }
@@ -208,7 +233,10 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
         self.config.kl_coef > 0.0 || self.config.kl_target.is_some()
     }
 
-    #[expect(clippy::too_many_arguments, reason = "assembles the step's record from its parts")]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "assembles the step's record from its parts"
+    )]
     fn step_metrics(
         &mut self,
         episodes: &[Episode],

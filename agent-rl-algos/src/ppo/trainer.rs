@@ -17,7 +17,9 @@ use crate::curriculum::CurriculumSampler;
 use crate::error::Result;
 use crate::kl_control::KlController;
 use crate::metrics::{StepMetrics, TrainObserver};
-use crate::rollout::{Checkpointing, LoopedTrainer, RewardStack, TrainReport, draw_tasks, train_loop};
+use crate::rollout::{
+    Checkpointing, LoopedTrainer, RewardStack, TrainReport, draw_tasks, train_loop,
+};
 
 /// What a [`PpoTrainer::train`] call did.
 pub type PpoReport = TrainReport;
@@ -160,7 +162,10 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
     /// As [`Self::train_step`]; checkpoint failures.
     pub fn train(&mut self, tasks: &[Task]) -> Result<PpoReport> {
         if tasks.is_empty() {
-            return Err(crate::AlgoError::input("tasks", "is empty; give at least one task"));
+            return Err(crate::AlgoError::input(
+                "tasks",
+                "is empty; give at least one task",
+            ));
         }
         train_loop(self, |trainer| trainer.train_step(tasks))
     }

@@ -111,7 +111,9 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
         let mask: Vec<f32> = batch.mask.iter().map(|&m| f32::from(u8::from(m))).collect();
         let loss_fn = config.loss();
         let minibatch_size = n.div_ceil(config.num_mini_batches);
-        let lr = config.optimizer.learning_rate_at(self.global_step, config.max_steps);
+        let lr = config
+            .optimizer
+            .learning_rate_at(self.global_step, config.max_steps);
         let critic_optimizer = config.critic_optimizer();
         let critic_lr = critic_optimizer.learning_rate_at(self.global_step, config.max_steps);
         let mut rng = ChaCha8Rng::seed_from_u64(step_seed(config.seed, self.global_step));
@@ -119,7 +121,8 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
             let mut order: Vec<usize> = (0..n).collect();
             order.shuffle(&mut rng);
             for minibatch in order.chunks(minibatch_size) {
-                let micro = plan_micro_batches(minibatch, config.optimizer.gradient_accumulation_steps);
+                let micro =
+                    plan_micro_batches(minibatch, config.optimizer.gradient_accumulation_steps);
                 let scale = 1.0 / micro.len() as f32;
                 let mut policy_grads = GradientsAccumulator::new();
                 let mut critic_grads = GradientsAccumulator::new();
@@ -128,7 +131,13 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
                     let sub = batch.rows.select(chunk);
                     let ids = sub.ids_tensor::<B>(&device);
                     let (policy, critic) = (self.model(), self.critic());
-                    let scores = token_scores(policy, ids.clone(), &sub.attention, width, config.sampling.temperature);
+                    let scores = token_scores(
+                        policy,
+                        ids.clone(),
+                        &sub.attention,
+                        width,
+                        config.sampling.temperature,
+                    );
                     let values = token_values(critic, ids, &sub.attention, width);
                     let chunk_mask = gather::<B>(&mask, chunk, width, &device);
                     let out = loss_fn.forward(PpoLossInputs {
@@ -143,20 +152,45 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
                         entropies: Some(scores.entropies),
                     })?;
                     let loss = out.loss.mul_scalar(scale);
-                    loss_sum += loss.clone().into_data().iter::<f32>().next().unwrap_or(f32::NAN);
+                    loss_sum += loss
+                        .clone()
+                        .into_data()
+                        .iter::<f32>()
+                        .next()
+                        .unwrap_or(f32::NAN);
                     metrics.push(out.metrics);
                     let mut grads = loss.backward();
-                    policy_grads.accumulate(policy, GradientsParams::from_module(&mut grads, policy));
-                    critic_grads.accumulate(critic, GradientsParams::from_module(&mut grads, critic));
+                    policy_grads
+                        .accumulate(policy, GradientsParams::from_module(&mut grads, policy));
+                    critic_grads
+                        .accumulate(critic, GradientsParams::from_module(&mut grads, critic));
                 }
                 stats.minibatches.push((loss_sum, average(&metrics)));
                 let max_norm = config.optimizer.max_grad_norm;
-                let model = self.model.take().expect("the model is present outside optimiser steps");
-                let (model, norm) = clipped_adamw_step(&mut self.optimizer, model, policy_grads.grads(), max_norm, lr);
+                let model = self
+                    .model
+                    .take()
+                    .expect("the model is present outside optimiser steps");
+                let (model, norm) = clipped_adamw_step(
+                    &mut self.optimizer,
+                    model,
+                    policy_grads.grads(),
+                    max_norm,
+                    lr,
+                );
                 self.model = Some(model);
                 stats.policy_grad_norm = Some(norm);
-                let critic = self.critic.take().expect("the critic is present outside optimiser steps");
-                let (critic, norm) = clipped_adamw_step(&mut self.critic_optimizer, critic, critic_grads.grads(), max_norm, critic_lr);
+                let critic = self
+                    .critic
+                    .take()
+                    .expect("the critic is present outside optimiser steps");
+                let (critic, norm) = clipped_adamw_step(
+                    &mut self.critic_optimizer,
+                    critic,
+                    critic_grads.grads(),
+                    max_norm,
+                    critic_lr,
+                );
                 self.critic = Some(critic);
                 stats.critic_grad_norm = Some(norm);
             }

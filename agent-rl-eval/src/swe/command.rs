@@ -50,7 +50,10 @@ pub fn run_limited(
         .map_err(|error| failed(format!("no output file: {error}")))?;
     command
         .stdin(Stdio::null())
-        .stdout(sink.try_clone().map_err(|error| failed(error.to_string()))?)
+        .stdout(
+            sink.try_clone()
+                .map_err(|error| failed(error.to_string()))?,
+        )
         .stderr(err_sink)
         .process_group(0);
     let start = Instant::now();
@@ -135,7 +138,12 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
     let mut command = Command::new("git");
     command
         .current_dir(dir)
-        .args(["-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false"])
+        .args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "advice.detachedHead=false",
+        ])
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0");
     let out = run_limited(command, Duration::from_secs(120), 64 << 20)?;

@@ -129,21 +129,29 @@ impl LocalGrader {
         }
         let spec = match spec_for(&self.specs, &instance.repo, &instance.version) {
             Ok(spec) => spec,
-            Err(error) => return InstanceGrade::early(id, GradeStatus::Error, Some(error.to_string())),
+            Err(error) => {
+                return InstanceGrade::early(id, GradeStatus::Error, Some(error.to_string()));
+            }
         };
         let workspace = match Workspace::checkout(source) {
             Ok(workspace) => workspace,
-            Err(error) => return InstanceGrade::early(id, GradeStatus::Error, Some(error.to_string())),
+            Err(error) => {
+                return InstanceGrade::early(id, GradeStatus::Error, Some(error.to_string()));
+            }
         };
         let install_timeout = Duration::from_secs(self.config.install_timeout_secs);
-        let python =
-            match prepare_python(spec, &self.config.cache_dir, workspace.root(), install_timeout) {
-                Ok(python) => python,
-                Err(error) => {
-                    let detail = Some(error.to_string());
-                    return InstanceGrade::early(id, GradeStatus::InstallFailed, detail);
-                }
-            };
+        let python = match prepare_python(
+            spec,
+            &self.config.cache_dir,
+            workspace.root(),
+            install_timeout,
+        ) {
+            Ok(python) => python,
+            Err(error) => {
+                let detail = Some(error.to_string());
+                return InstanceGrade::early(id, GradeStatus::InstallFailed, detail);
+            }
+        };
         if let Err(error) = apply_model_patch(&workspace, model_patch) {
             return InstanceGrade::early(id, GradeStatus::PatchFailed, Some(error.to_string()));
         }
@@ -189,7 +197,9 @@ impl LocalGrader {
         let timeout = Duration::from_secs(self.config.test_timeout_secs);
         let out = match run_limited(command, timeout, 16 << 20) {
             Ok(out) => out,
-            Err(error) => return InstanceGrade::early(id, GradeStatus::Error, Some(error.to_string())),
+            Err(error) => {
+                return InstanceGrade::early(id, GradeStatus::Error, Some(error.to_string()));
+            }
         };
         if let Some(dir) = &self.config.log_dir {
             let _ = std::fs::create_dir_all(dir);

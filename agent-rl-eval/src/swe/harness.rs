@@ -80,7 +80,10 @@ impl HarnessRun {
         std::iter::once(self.python.display().to_string())
             .chain(self.args())
             .map(|arg| {
-                if arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=".contains(c)) {
+                if arg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=".contains(c))
+                {
                     arg
                 } else {
                     format!("'{}'", arg.replace('\'', r"'\''"))

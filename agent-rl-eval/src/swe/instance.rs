@@ -139,7 +139,11 @@ fn parse_instance(path: &Path, line: usize, value: Value) -> Result<SweInstance>
             Some(Value::String(text)) => Ok(text.clone()),
             None | Some(Value::Null) if !required => Ok(String::new()),
             None => Err(record(path, line, format!("missing field `{field}`"))),
-            Some(_) => Err(record(path, line, format!("field `{field}` is not a string"))),
+            Some(_) => Err(record(
+                path,
+                line,
+                format!("field `{field}` is not a string"),
+            )),
         }
     };
     let tests = |field: &str| -> Result<Vec<String>> {
@@ -204,10 +208,16 @@ mod tests {
     fn errors_name_line_and_field() {
         let (_dir, path) = write(&format!("{}\n{}\n", line("[]"), line("not json")));
         let error = load_instances(&path).expect_err("bad list").to_string();
-        assert!(error.contains(":2:") && error.contains("FAIL_TO_PASS"), "{error}");
+        assert!(
+            error.contains(":2:") && error.contains("FAIL_TO_PASS"),
+            "{error}"
+        );
         let (_dir, path) = write("{\"repo\": \"o/r\"}\n");
         let error = load_instances(&path).expect_err("missing").to_string();
-        assert!(error.contains(":1:") && error.contains("instance_id"), "{error}");
+        assert!(
+            error.contains(":1:") && error.contains("instance_id"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -95,8 +95,10 @@ fn parse(path: &Path, line: usize, value: Value, key: Option<String>) -> Result<
             "instance_id" | "model_name_or_path" | "model_patch"
         )
     }) {
-        return Err(bad(format!("unknown field `{field}` (the official format has \
-             `instance_id`, `model_name_or_path`, `model_patch`)")));
+        return Err(bad(format!(
+            "unknown field `{field}` (the official format has \
+             `instance_id`, `model_name_or_path`, `model_patch`)"
+        )));
     }
     let text = |field: &str| -> Result<Option<String>> {
         match map.get(field) {
@@ -146,13 +148,21 @@ mod tests {
     fn reads_json_lists_and_keyed_objects() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("preds.json");
-        std::fs::write(&path, r#"{"a": {"model_name_or_path": "m", "model_patch": null}}"#)
-            .expect("write");
+        std::fs::write(
+            &path,
+            r#"{"a": {"model_name_or_path": "m", "model_patch": null}}"#,
+        )
+        .expect("write");
         let predictions = read_predictions(&path).expect("keyed");
         assert_eq!(predictions[0].instance_id, "a");
         assert_eq!(predictions[0].model_patch, "");
         std::fs::write(&path, r#"[{"instance_id": "b", "patch": "x"}]"#).expect("write");
-        let error = read_predictions(&path).expect_err("unknown field").to_string();
-        assert!(error.contains(":1:") && error.contains("`patch`"), "{error}");
+        let error = read_predictions(&path)
+            .expect_err("unknown field")
+            .to_string();
+        assert!(
+            error.contains(":1:") && error.contains("`patch`"),
+            "{error}"
+        );
     }
 }

@@ -87,7 +87,10 @@ mod tests {
     use super::*;
 
     fn map(entries: &[(&str, TestStatus)]) -> BTreeMap<String, TestStatus> {
-        entries.iter().map(|(k, v)| ((*k).to_string(), *v)).collect()
+        entries
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), *v))
+            .collect()
     }
 
     #[test]
@@ -102,7 +105,10 @@ mod tests {
         let verdict = judge(&statuses, &ids(&["f", "x"]), &ids(&["s"]));
         assert!(verdict.resolved);
         let verdict = judge(&statuses, &ids(&["s"]), &[]);
-        assert!(!verdict.resolved, "a skipped FAIL_TO_PASS test is a failure");
+        assert!(
+            !verdict.resolved,
+            "a skipped FAIL_TO_PASS test is a failure"
+        );
         let verdict = judge(&statuses, &ids(&["f"]), &ids(&["e", "missing"]));
         assert!(!verdict.resolved);
         assert_eq!(verdict.pass_to_pass.failure, ["e", "missing"]);
@@ -114,6 +120,9 @@ mod tests {
         let passing = map(&[("f", TestStatus::Passed)]);
         assert!(exit_code_contradicts(&passing, 1));
         assert!(!exit_code_contradicts(&passing, 0));
-        assert!(!exit_code_contradicts(&map(&[("f", TestStatus::Failed)]), 1));
+        assert!(!exit_code_contradicts(
+            &map(&[("f", TestStatus::Failed)]),
+            1
+        ));
     }
 }

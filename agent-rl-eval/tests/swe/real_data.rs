@@ -94,7 +94,10 @@ fn gold_patch_resolves_and_empty_patch_does_not() {
         let noop = "diff --git a/NOOP.txt b/NOOP.txt\nnew file mode 100644\n--- /dev/null\n\
                     +++ b/NOOP.txt\n@@ -0,0 +1 @@\n+noop\n";
         let base = grader.grade(instance, &source, noop);
-        eprintln!("{id} base: {:?} f2p failures {:?}", base.status, base.fail_to_pass.failure);
+        eprintln!(
+            "{id} base: {:?} f2p failures {:?}",
+            base.status, base.fail_to_pass.failure
+        );
         assert_eq!(base.status, GradeStatus::Unresolved, "{base:#?}");
         assert!(!base.fail_to_pass.failure.is_empty());
     }
