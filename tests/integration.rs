@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod cli_crash;
 mod cli_lora;
 mod cli_plan;
 mod cli_reliability;

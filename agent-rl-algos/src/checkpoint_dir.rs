@@ -190,6 +190,36 @@ pub fn write_checkpoint_dir(
     written
 }
 
+/// Writes files into an existing directory that also holds other things (a trainer's
+/// `output_dir`, with its config and `checkpoint-N/` subdirectories), so that no file is ever
+/// seen half-written: `write` fills a complete checkpoint beside (see [`write_checkpoint_dir`]),
+/// then each of its files, the manifest last, is renamed over its namesake in `dir`. A kill
+/// between two renames leaves every file whole (some from the old save, some from the new),
+/// and the manifest of the old save, so [`verify_checkpoint_dir`] reports the mix.
+///
+/// # Errors
+/// As [`write_checkpoint_dir`], and [`AlgoError::Checkpoint`] naming a file that could not be
+/// moved into `dir`.
+pub fn write_files_into(
+    dir: &Path,
+    write: impl FnOnce(&Path) -> Result<()>,
+) -> Result<CheckpointManifest> {
+    std::fs::create_dir_all(dir).map_err(|err| error(dir, err))?;
+    let staged = dir.join(".final-save");
+    let manifest = write_checkpoint_dir(&staged, write)?;
+    let paths = manifest.files.iter().map(|entry| entry.path.as_str());
+    for relative in paths.chain(std::iter::once(MANIFEST_FILE)) {
+        let (from, to) = (staged.join(relative), dir.join(relative));
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(|err| error(parent, err))?;
+        }
+        std::fs::rename(&from, &to).map_err(|err| error(&to, err))?;
+    }
+    sync_dir(dir)?;
+    remove_dir_if_present(&staged)?;
+    Ok(manifest)
+}
+
 /// Syncs and lists `partial`, writes its manifest, renames it to `dir`.
 fn seal(partial: &Path, dir: &Path) -> Result<CheckpointManifest> {
     let files = list_files(partial, true)?
@@ -344,7 +374,57 @@ pub fn latest_complete_checkpoint(run_dir: &Path) -> Result<Option<CompleteCheck
 
 #[cfg(test)]
 mod tests {
-    use super::checkpoint_step;
+    use super::{checkpoint_step, verify_checkpoint_dir, write_files_into};
+    use crate::error::AlgoError;
+
+    fn put(dir: &std::path::Path, name: &str, bytes: &[u8]) -> crate::error::Result<()> {
+        std::fs::write(dir.join(name), bytes).map_err(|err| AlgoError::Checkpoint {
+            path: dir.join(name),
+            reason: err.to_string(),
+        })
+    }
+
+    #[test]
+    fn files_written_into_a_shared_directory_replace_only_their_namesakes() {
+        let dir = tempfile::tempdir().expect("test file system");
+        let out = dir.path();
+        std::fs::write(out.join("sft_config.json"), "{}").expect("test file system");
+        std::fs::create_dir(out.join("checkpoint-2")).expect("test file system");
+        std::fs::write(out.join("model.safetensors"), "old weights").expect("test file system");
+        write_files_into(out, |tmp| {
+            put(tmp, "model.safetensors", b"new weights")?;
+            put(tmp, "config.json", b"{\"a\": 1}")
+        })
+        .expect("test file system");
+        assert_eq!(
+            std::fs::read(out.join("model.safetensors")).expect("test file system"),
+            b"new weights"
+        );
+        assert_eq!(
+            std::fs::read(out.join("sft_config.json")).expect("test file system"),
+            b"{}"
+        );
+        assert!(out.join("checkpoint-2").is_dir());
+        assert!(!out.join(".final-save").exists());
+        assert_eq!(
+            verify_checkpoint_dir(out)
+                .expect("test file system")
+                .files
+                .len(),
+            2
+        );
+        // A failed save leaves the previous files untouched.
+        let failed = write_files_into(out, |tmp| {
+            put(tmp, "model.safetensors", b"torn")?;
+            Err(AlgoError::input("save", "disk full"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(
+            std::fs::read(out.join("model.safetensors")).expect("test file system"),
+            b"new weights"
+        );
+        verify_checkpoint_dir(out).expect("test file system");
+    }
 
     #[test]
     fn only_plain_step_names_are_checkpoints() {

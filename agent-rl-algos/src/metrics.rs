@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::loss::GrpoLossMetrics;
+use crate::ppo::PpoMetrics;
 use crate::reward_model::PreferenceMetrics;
 
 /// Mean and std of one reward function over the step's scored completions.
@@ -97,6 +98,9 @@ pub struct StepMetrics {
     /// was computed.
     #[serde(default)]
     pub eval_preference: Option<PreferenceMetrics>,
+    /// PPO's own metrics (`objective/*`, `policy/*`, `loss/*`, `val/*`); `None` for other trainers.
+    #[serde(default)]
+    pub ppo: Option<PpoMetrics>,
 }
 
 impl StepMetrics {
@@ -161,6 +165,9 @@ impl StepMetrics {
         }
         if let Some(preference) = &self.eval_preference {
             out.extend(preference.named("eval_"));
+        }
+        if let Some(ppo) = &self.ppo {
+            out.extend(ppo.named().into_iter().map(|(k, v)| (k.to_string(), v)));
         }
         out
     }

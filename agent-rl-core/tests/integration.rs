@@ -9,6 +9,7 @@ mod golden_logits;
 mod input_checks;
 mod load_errors;
 mod lora_golden;
+mod lora_half_base;
 mod lora_model;
 mod malformed_inputs;
 mod save_round_trip;

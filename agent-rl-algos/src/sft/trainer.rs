@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use agent_rl_core::atomic::write_atomic;
 use agent_rl_core::lora::{LoraConfig, save_adapter};
 use agent_rl_core::model::backward_through;
 use agent_rl_core::weights::{SaveOptions, save_pretrained};
@@ -17,7 +18,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use crate::checkpoint_dir::write_checkpoint_dir;
+use crate::checkpoint_dir::{write_checkpoint_dir, write_files_into};
 use crate::config::SftConfig;
 use crate::error::{AlgoError, Result};
 use crate::metrics::{StepMetrics, TrainObserver};
@@ -280,7 +281,7 @@ impl<B: AutodiffBackend> SftTrainer<B> {
             let path = dir.join("sft_config.json");
             let json = serde_json::to_string_pretty(&config)
                 .map_err(|err| AlgoError::input("config", err.to_string()))?;
-            std::fs::write(&path, json).map_err(|source| io_error(&path, source))?;
+            write_atomic(&path, json.as_bytes()).map_err(|source| io_error(&path, source))?;
         }
         let mut optimizer = init_adamw::<B, Qwen2ForCausalLm<B>>(&config.optimizer);
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
@@ -328,7 +329,7 @@ impl<B: AutodiffBackend> SftTrainer<B> {
                         report.checkpoints.push(path);
                     }
                     if last {
-                        self.save(dir)?;
+                        write_files_into(dir, |tmp| self.save(tmp))?;
                         report.checkpoints.push(dir.clone());
                     }
                 }

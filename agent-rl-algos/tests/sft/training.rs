@@ -132,6 +132,15 @@ fn checkpoints_are_written_whole_with_a_manifest() {
     }
     let latest = latest_complete_checkpoint(out.path()).expect("readable");
     assert_eq!(latest.map(|c| c.step), Some(2));
+    // The final model in output_dir itself is written the same way, beside the config.
+    let final_files = verify_checkpoint_dir(out.path()).expect("final model complete");
+    assert!(
+        final_files
+            .files
+            .iter()
+            .any(|f| f.path == "model.safetensors")
+    );
+    assert!(out.path().join("sft_config.json").is_file());
 }
 
 #[test]

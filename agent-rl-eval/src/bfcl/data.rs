@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::category::Category;
+use super::multi_turn::MultiTurnSetup;
 use crate::error::{EvalError, Result};
 
 /// The file-naming generation of a data directory.
@@ -55,6 +56,8 @@ pub struct BfclEntry {
     /// Expected calls `[{name: {param: [acceptable…]}}]` (multi-turn: call strings per turn);
     /// empty for the relevance/irrelevance categories.
     pub ground_truth: Vec<Value>,
+    /// Multi-turn entries: the backends' initial state and held-back functions.
+    pub multi_turn: Option<MultiTurnSetup>,
 }
 
 /// The entries of a data directory, by category.
@@ -162,6 +165,8 @@ struct QuestionRecord {
     question: Vec<Vec<BfclMessage>>,
     #[serde(default)]
     function: Vec<Value>,
+    #[serde(flatten)]
+    extra: serde_json::Map<String, Value>,
 }
 
 #[derive(Deserialize)]
@@ -201,12 +206,21 @@ fn load_category(category: Category, path: &Path, answer_path: &Path) -> Result<
         } else {
             Vec::new()
         };
+        let multi_turn =
+            MultiTurnSetup::from_record(&Value::Object(record.extra)).map_err(|reason| {
+                EvalError::Record {
+                    path: path.to_path_buf(),
+                    line,
+                    reason,
+                }
+            })?;
         entries.push(BfclEntry {
             id: record.id,
             category,
             turns: record.question,
             functions: record.function,
             ground_truth,
+            multi_turn,
         });
     }
     Ok(entries)

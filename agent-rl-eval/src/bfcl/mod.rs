@@ -24,6 +24,7 @@
 //!         "properties": {"base": {"type": "float"}, "unit": {"type": "string"}},
 //!         "required": ["base"]}})],
 //!     ground_truth: vec![json!({"area": {"base": [10.0], "unit": ["cm", ""]}})],
+//!     multi_turn: None,
 //! };
 //! let verdict = score_output(&entry, &json!("[area(base=10, unit='CM')]"), CheckOptions::default());
 //! assert!(verdict.valid); // int accepted for float, strings compared case-insensitively
@@ -41,6 +42,7 @@ mod convert_js;
 mod data;
 mod decode;
 mod evaluator;
+pub mod multi_turn;
 mod params;
 mod pylit;
 mod pyparse;

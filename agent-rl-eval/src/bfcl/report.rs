@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::category::{Category, Scoring};
+use super::category::Category;
 use super::data::BfclVersion;
 use super::score::Verdict;
 
@@ -21,7 +21,10 @@ pub struct CategoryReport {
     pub dataset_total: Option<usize>,
     /// Entries the checker accepted.
     pub correct: usize,
-    /// `correct / total`; `None` when the category is not supported (multi-turn).
+    /// Entries not scored (multi-turn entries needing a backend not ported yet); they count
+    /// neither as correct nor as wrong.
+    pub unsupported: usize,
+    /// `correct / (total - unsupported)`; `None` when no entry of the category was scored.
     pub accuracy: Option<f64>,
     /// Entries whose output decoded into BFCL's call format.
     pub well_formed: usize,
@@ -36,8 +39,11 @@ pub struct BfclReport {
     pub version: BfclVersion,
     /// Per category, in report order.
     pub categories: Vec<CategoryReport>,
-    /// Categories present in the results but not scored yet (multi-turn).
+    /// Categories present in the results none of whose entries could be scored.
     pub unsupported: Vec<Category>,
+    /// Why entries were not scored (e.g. `backend TravelAPI is not implemented yet`), with
+    /// how many entries each.
+    pub unsupported_reasons: BTreeMap<String, usize>,
     /// Non-live AST overall (v4: mean of simple_ast, multiple, parallel, parallel_multiple;
     /// v3 also averages irrelevance in).
     pub non_live_overall: f64,
@@ -102,15 +108,16 @@ impl BfclReport {
         let categories: Vec<CategoryReport> = by_category
             .iter()
             .map(|(&category, verdicts)| {
-                let supported = category.scoring() != Scoring::MultiTurn;
+                let scored = verdicts.iter().filter(|v| v.supported).count();
                 let scores: Vec<f64> = verdicts.iter().filter_map(|v| v.argument_score).collect();
-                let correct = verdicts.iter().filter(|v| v.valid).count();
+                let correct = verdicts.iter().filter(|v| v.valid && v.supported).count();
                 CategoryReport {
                     category,
                     total: verdicts.len(),
                     dataset_total: dataset_counts.get(&category).copied(),
                     correct,
-                    accuracy: supported.then(|| ratio(correct, verdicts.len())),
+                    unsupported: verdicts.len() - scored,
+                    accuracy: (scored > 0).then(|| ratio(correct, scored)),
                     well_formed: verdicts.iter().filter(|v| v.well_formed).count(),
                     argument_match_rate: (!scores.is_empty()).then(|| mean(&scores)),
                 }
@@ -185,8 +192,17 @@ impl BfclReport {
             .filter(|v| v.argument_score.is_some() && v.supported)
             .collect();
         let supported: Vec<&Verdict> = verdicts.iter().filter(|v| v.supported).collect();
+        let mut unsupported_reasons = BTreeMap::new();
+        for verdict in verdicts.iter().filter(|v| !v.supported) {
+            let reason = verdict
+                .error
+                .clone()
+                .unwrap_or_else(|| "not supported".into());
+            *unsupported_reasons.entry(reason).or_insert(0) += 1;
+        }
         Self {
             version,
+            unsupported_reasons,
             unsupported: categories
                 .iter()
                 .filter(|c| c.accuracy.is_none())
@@ -230,10 +246,13 @@ impl BfclReport {
             } else {
                 "–".to_owned()
             };
-            let entries = match c.dataset_total {
+            let mut entries = match c.dataset_total {
                 Some(all) if all != c.total => format!("{} of {all}", c.total),
                 _ => c.total.to_string(),
             };
+            if c.unsupported > 0 && c.accuracy.is_some() {
+                entries.push_str(&format!(" ({} not scored)", c.unsupported));
+            }
             out.push_str(&format!(
                 "| {} | {entries} | {accuracy} | {format} | {arguments} |\n",
                 c.category
@@ -257,9 +276,18 @@ impl BfclReport {
         if !self.unsupported.is_empty() {
             let names: Vec<&str> = self.unsupported.iter().map(|c| c.name()).collect();
             out.push_str(&format!(
-                "\nNot supported yet (multi-turn, counted as 0 in aggregates): {}\n",
+                "\nNot supported yet (counted as 0 in aggregates): {}\n",
                 names.join(", ")
             ));
+        }
+        if !self.unsupported_reasons.is_empty() {
+            out.push_str(
+                "\nEntries not scored (left out of their category's accuracy, so the \
+                 aggregates are not BFCL's official figures):\n",
+            );
+            for (reason, count) in &self.unsupported_reasons {
+                out.push_str(&format!("- {count} × {reason}\n"));
+            }
         }
         out
     }

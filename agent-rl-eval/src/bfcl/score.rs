@@ -15,6 +15,7 @@ use super::convert::java_convert;
 use super::convert_js::js_convert;
 use super::data::{BfclDataset, BfclEntry, read_jsonl};
 use super::decode::{as_calls, decode_text};
+use super::multi_turn::{MultiTurnVerdict, check_multi_turn, decode_result, ground_truth_turns};
 use crate::error::{EvalError, Result};
 
 /// The verdict on one entry.
@@ -35,7 +36,9 @@ pub struct Verdict {
     /// For AST categories: the fraction of argument checks passed, from the rewards crate's
     /// matching engine with partial credit (the argument-match reward used in training).
     pub argument_score: Option<f64>,
-    /// False for categories this checker does not score yet (multi-turn).
+    /// False when the entry is not scored: a multi-turn entry needing a backend (or behaviour)
+    /// not ported yet (the reason is in `error`), or multi-turn output from the runner, which
+    /// does not run multi-turn inference yet.
     pub supported: bool,
 }
 
@@ -51,11 +54,60 @@ pub struct ResultLine {
 
 /// Scores one output (`output` is raw text as a JSON string, or decoded calls).
 pub fn score_output(entry: &BfclEntry, output: &Value, options: CheckOptions) -> Verdict {
+    if entry.category.scoring() == Scoring::MultiTurn {
+        return score_multi_turn(entry, output);
+    }
     let decoded = match output {
         Value::String(text) => decode_text(text, entry.category.language()),
         other => Ok(parse_string_arguments(other)),
     };
     score_decoded(entry, decoded, options)
+}
+
+/// Scores a multi-turn result (turns → steps → calls) with the multi-turn checker; an entry that
+/// needs a backend not ported yet is `supported: false` with the reason in `error`.
+fn score_multi_turn(entry: &BfclEntry, output: &Value) -> Verdict {
+    let mut verdict = Verdict {
+        id: entry.id.clone(),
+        category: entry.category,
+        valid: false,
+        error_type: None,
+        error: None,
+        well_formed: false,
+        argument_score: None,
+        supported: true,
+    };
+    let unsupported = |mut verdict: Verdict, reason: String| {
+        verdict.supported = false;
+        verdict.error_type = Some("multi_turn:unsupported".into());
+        verdict.error = Some(reason);
+        verdict
+    };
+    let Some(setup) = &entry.multi_turn else {
+        return unsupported(verdict, "the entry has no multi-turn fields".into());
+    };
+    let truth = match ground_truth_turns(&entry.ground_truth) {
+        Ok(truth) => truth,
+        Err(reason) => return unsupported(verdict, reason),
+    };
+    let steps = match decode_result(output, truth.len()) {
+        Ok(steps) => steps,
+        Err(failure) => {
+            verdict.error_type = Some(failure.error_type);
+            verdict.error = Some(failure.message);
+            return verdict;
+        }
+    };
+    verdict.well_formed = true;
+    match check_multi_turn(&entry.id, setup, &truth, &steps) {
+        MultiTurnVerdict::Valid => verdict.valid = true,
+        MultiTurnVerdict::Invalid(failure) => {
+            verdict.error_type = Some(failure.error_type);
+            verdict.error = Some(failure.message);
+        }
+        MultiTurnVerdict::Unsupported(reason) => return unsupported(verdict, reason),
+    }
+    verdict
 }
 
 /// BFCL's own function-calling result files keep each call's arguments as a JSON string

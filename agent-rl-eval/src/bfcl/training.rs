@@ -19,6 +19,7 @@
 //!         "parameters": {"type": "dict", "properties": {"base": {"type": "float"}},
 //!         "required": ["base"]}})],
 //!     ground_truth: vec![json!({"area": {"base": [10.0], "unit": ["cm", ""]}})],
+//!     multi_turn: None,
 //! };
 //! let mut dataset = BfclDataset::default();
 //! dataset.categories.insert(Category::SimplePython, vec![entry]);

@@ -1,0 +1,141 @@
+//! The official multi-turn checker: per turn, the model's steps and the ground truth's calls run on
+//! separate instances; after each turn with a non-empty ground truth the instances' public
+//! attributes must be equal (`multi_turn:instance_state_mismatch`) and every ground-truth result
+//! must appear among the model's results of all turns so far, unordered, with multiplicity
+//! (`multi_turn:execution_response_mismatch`). A turn whose ground truth is empty (`miss_func`,
+//! `miss_param`: the right move is to ask) is executed but not checked.
+
+use serde_json::Value;
+
+use super::execute::Instances;
+use super::setup::MultiTurnSetup;
+use crate::bfcl::params::Failure;
+
+/// The verdict of the multi-turn checker on one entry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MultiTurnVerdict {
+    /// Accepted.
+    Valid,
+    /// Rejected, with the official error type.
+    Invalid(Failure),
+    /// Not scored: the entry needs a backend or behaviour not ported (the reason).
+    Unsupported(String),
+}
+
+/// Per turn, per step, the call strings of a model's result.
+pub type TurnSteps = Vec<Vec<Vec<String>>>;
+
+/// True for a step list the official checker treats as no response (`[]` or `[[]]`).
+fn is_empty_response(steps: &[Vec<String>]) -> bool {
+    steps.is_empty() || (steps.len() == 1 && steps[0].is_empty())
+}
+
+/// Ground truth of an entry as call strings per turn.
+///
+/// # Errors
+/// A turn that is not a list of strings.
+pub fn ground_truth_turns(ground_truth: &[Value]) -> Result<Vec<Vec<String>>, String> {
+    ground_truth
+        .iter()
+        .enumerate()
+        .map(|(turn, calls)| {
+            calls
+                .as_array()
+                .and_then(|items| {
+                    items
+                        .iter()
+                        .map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .ok_or_else(|| format!("ground truth turn {turn} is not a list of call strings"))
+        })
+        .collect()
+}
+
+/// Checks a model's decoded steps against the ground truth, as `multi_turn_checker` does.
+/// `entry_id` decides the long-context loading, as upstream.
+pub fn check_multi_turn(
+    entry_id: &str,
+    setup: &MultiTurnSetup,
+    ground_truth: &[Vec<String>],
+    model: &[Vec<Vec<String>>],
+) -> MultiTurnVerdict {
+    match run_checker(entry_id, setup, ground_truth, model) {
+        Ok(None) => MultiTurnVerdict::Valid,
+        Ok(Some(failure)) => MultiTurnVerdict::Invalid(failure),
+        Err(reason) => MultiTurnVerdict::Unsupported(reason),
+    }
+}
+
+fn run_checker(
+    entry_id: &str,
+    setup: &MultiTurnSetup,
+    ground_truth: &[Vec<String>],
+    model: &[Vec<Vec<String>>],
+) -> Result<Option<Failure>, String> {
+    let category = entry_id
+        .rsplit_once('_')
+        .map_or(entry_id, |(prefix, _)| prefix);
+    let long_context = category.contains("long_context") || category.contains("composite");
+    let mut model_side =
+        Instances::new(&setup.involved_classes, &setup.initial_config, long_context)?;
+    let mut truth_side =
+        Instances::new(&setup.involved_classes, &setup.initial_config, long_context)?;
+    let mut all_model_results: Vec<String> = Vec::new();
+    for (turn, truth_calls) in ground_truth.iter().enumerate() {
+        let steps = model.get(turn).map_or(&[][..], Vec::as_slice);
+        for step in steps {
+            all_model_results.extend(model_side.execute(step)?);
+        }
+        let truth_results = truth_side.execute(truth_calls)?;
+        if truth_calls.is_empty() {
+            continue;
+        }
+        if is_empty_response(steps) {
+            return Ok(Some(Failure::new(
+                "multi_turn:empty_turn_model_response",
+                format!("Model response list is empty for turn {turn}"),
+            )));
+        }
+        for (model_backend, truth_backend) in
+            model_side.backends().iter().zip(truth_side.backends())
+        {
+            let model_state = model_backend.state();
+            for (attribute, truth_value) in truth_backend.state() {
+                let same = model_state
+                    .iter()
+                    .any(|(name, value)| *name == attribute && *value == truth_value);
+                if !same {
+                    return Ok(Some(Failure::new(
+                        "multi_turn:instance_state_mismatch",
+                        format!(
+                            "Model instance for {} does not match the state with ground truth \
+                             instance ({attribute} differs).",
+                            truth_backend.class_name()
+                        ),
+                    )));
+                }
+            }
+        }
+        let mut remaining = all_model_results.clone();
+        let mut missing = Vec::new();
+        for result in &truth_results {
+            match remaining.iter().position(|r| r == result) {
+                Some(index) => {
+                    remaining.remove(index);
+                }
+                None => missing.push(result.clone()),
+            }
+        }
+        if !missing.is_empty() {
+            return Ok(Some(Failure::new(
+                "multi_turn:execution_response_mismatch",
+                format!(
+                    "Model response execution results so far does not contain all the ground \
+                     truth response execution results for turn {turn} (missing: {missing:?})."
+                ),
+            )));
+        }
+    }
+    Ok(None)
+}

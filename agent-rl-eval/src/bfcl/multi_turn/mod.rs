@@ -1,0 +1,45 @@
+//! BFCL multi-turn: the executable backends (ported from bfcl-eval's Python classes), the
+//! executor of call strings, the official multi-turn checker and the decoding of multi-turn
+//! result files.
+//!
+//! | step | items |
+//! |---|---|
+//! | values with Python semantics | [`PyValue`] |
+//! | a backend class | [`Backend`], [`Method`], [`bind_arguments`], [`new_backend`], [`CLASSES`] |
+//! | run calls on an entry's instances | [`Instances`], [`result_text`] |
+//! | decode a result | [`decode_result`], [`decode_step`] |
+//! | check an entry | [`check_multi_turn`], [`MultiTurnVerdict`], [`MultiTurnSetup`] |
+//!
+//! Ported classes: `MathAPI` (except `logarithm` and the success path of `square_root`).
+//! Entries involving any other class are reported unsupported, with the class named.
+//!
+//! ```
+//! use agent_rl_eval::bfcl::multi_turn::{Instances, PyValue};
+//! use serde_json::json;
+//! let mut instances = Instances::new(&["MathAPI".to_owned()], &json!({}), false).unwrap();
+//! let results = instances
+//!     .execute(&["add(a=1, b=2.5)".to_owned(), "divide(1, 0)".to_owned(), "nope()".to_owned()])
+//!     .unwrap();
+//! assert_eq!(results[0], "{\"result\": 3.5}");
+//! assert_eq!(results[1], "{\"error\": \"Cannot divide by zero\"}");
+//! assert_eq!(results[2], "Error during execution: name 'nope' is not defined");
+//! ```
+
+mod backend;
+mod checker;
+mod decode;
+mod execute;
+mod math_api;
+mod pyops;
+mod registry;
+mod setup;
+mod value;
+
+pub use backend::{Backend, CallError, Method, Param, bind_arguments, optional, required};
+pub use checker::{MultiTurnVerdict, TurnSteps, check_multi_turn, ground_truth_turns};
+pub use decode::{decode_result, decode_step};
+pub use execute::{Instances, result_text};
+pub use math_api::MathApi;
+pub use registry::{CLASSES, all_supported, is_stateless, new_backend};
+pub use setup::MultiTurnSetup;
+pub use value::{PyValue, float_repr, str_repr};
