@@ -4,8 +4,10 @@
 //! data under `AGENT_RL_DATA`).
 //!
 //! Pinned, known gaps (reported as unsupported, never scored): `MathAPI.logarithm` (mpmath at a
-//! chosen precision) and the success path of `MathAPI.square_root` (`Decimal`); every class but
-//! `MathAPI` is not ported yet.
+//! chosen precision), the success path of `MathAPI.square_root` (`Decimal`), the long-context
+//! loading of `GorillaFileSystem` (bfcl-eval's filler text); the other six classes are not ported
+//! yet. A call that is not valid Python gets `invalid syntax (<string>, line 1)`, not CPython's
+//! exact wording (which only the model's own results can contain, never the ground truth's).
 
 use std::collections::BTreeMap;
 
@@ -21,6 +23,13 @@ fn known_unsupported(call: &str) -> bool {
     call.starts_with("logarithm(") || call.starts_with("square_root(")
 }
 
+/// The pinned gaps of ported classes, by the reason they are reported with.
+fn known_gap(reason: &str) -> bool {
+    reason.contains("logarithm")
+        || reason.contains("square_root")
+        || reason.contains("long-context")
+}
+
 #[test]
 fn math_api_returns_what_python_returns() {
     let mut checked = 0;
@@ -32,7 +41,16 @@ fn math_api_returns_what_python_returns() {
         let mut instances = Instances::new(&[class], &json!({}), false).unwrap();
         match instances.execute(std::slice::from_ref(&call)) {
             Ok(results) => {
-                assert_eq!(results[0], vector["result"].as_str().unwrap(), "{call}");
+                let want = vector["result"].as_str().unwrap();
+                if want.ends_with("(<string>, line 1)") {
+                    // Pinned: CPython's SyntaxError wording is not reproduced, only its form.
+                    assert_eq!(
+                        results[0], "Error during execution: invalid syntax (<string>, line 1)",
+                        "{call}"
+                    );
+                } else {
+                    assert_eq!(results[0], want, "{call}");
+                }
                 checked += 1;
             }
             Err(reason) => {
@@ -168,7 +186,7 @@ fn checker_agrees_with_the_official_one_on_every_vector() {
             if !verdict.supported {
                 let reason = verdict.error.clone().unwrap_or_default();
                 assert!(
-                    !ported || reason.contains("logarithm") || reason.contains("square_root"),
+                    !ported || known_gap(&reason),
                     "{id} {edit:?}: unsupported although its classes are ported: {reason}"
                 );
                 *unsupported.entry(reason).or_insert(0) += 1;
@@ -235,7 +253,7 @@ fn replaying_the_ground_truth_through_a_results_file() {
         for verdict in verdicts.iter().filter(|v| !v.supported) {
             let reason = verdict.error.as_deref().unwrap_or("");
             assert!(
-                reason.contains("not implemented yet") || reason.contains("logarithm"),
+                reason.contains("not implemented yet") || known_gap(reason),
                 "{reason}"
             );
         }
