@@ -226,3 +226,60 @@ fn train_grpo_lora_section_checkpoints_adapters_and_resumes() {
         "{stderr}"
     );
 }
+
+#[test]
+fn train_base_dtype_flag_holds_the_lora_base_in_bf16_and_needs_lora() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let file = lora_run_file(dir.path(), &run_dir, 1, 4);
+    let file = file.to_str().unwrap();
+    let resolved = json_of(&[
+        "train",
+        "grpo",
+        "--config",
+        file,
+        "--base-dtype",
+        "bf16",
+        "--print-config",
+    ]);
+    assert_eq!(resolved["lora"]["base_dtype"], "bf16", "{resolved}");
+    let out = run(&["train", "grpo", "--config", file, "--base-dtype", "bf16"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The merged final model is an ordinary f32 checkpoint.
+    let bytes = std::fs::read(run_dir.join("final_model/model.safetensors")).unwrap();
+    let tensors = SafeTensors::deserialize(&bytes).unwrap();
+    let (_, embedding) = tensors
+        .tensors()
+        .into_iter()
+        .find(|(name, _)| name == "model.embed_tokens.weight")
+        .unwrap();
+    assert_eq!(embedding.dtype(), safetensors::Dtype::F32);
+
+    let text = std::fs::read_to_string(file).unwrap();
+    let full_grpo = dir.path().join("full_grpo.toml");
+    std::fs::write(&full_grpo, &text[..text.find("[lora]").unwrap()]).unwrap();
+    let full_sft = dir.path().join("full_sft.toml");
+    let sft =
+        "[model]\ntiny = true\n[data]\ntoy = 8\n[run]\ndir = \"unused\"\n[sft]\nmax_steps = 1\n";
+    std::fs::write(&full_sft, sft).unwrap();
+    for (command, full) in [("sft", full_sft), ("grpo", full_grpo)] {
+        let args = ["train", command, "--config", full.to_str().unwrap()];
+        let failed = run(&[&args[..], &["--base-dtype", "bf16"]].concat());
+        let stderr = String::from_utf8_lossy(&failed.stderr);
+        assert!(!failed.status.success(), "{command}");
+        assert!(
+            stderr.contains("--base-dtype bf16 needs LoRA") && stderr.contains("[lora]"),
+            "{stderr}"
+        );
+        let unknown = run(&[&args[..], &["--base-dtype", "fp8"]].concat());
+        let stderr = String::from_utf8_lossy(&unknown.stderr);
+        assert!(
+            stderr.contains("fp8") && stderr.contains("bf16"),
+            "{stderr}"
+        );
+    }
+}

@@ -20,6 +20,20 @@ pub enum KlEstimator {
     K3,
 }
 
+impl KlEstimator {
+    /// The estimate for one token from its log-probability under the policy and the reference
+    /// (the scalar form of [`per_token_kl`], for host-side reward shaping).
+    pub fn estimate(self, logp: f32, ref_logp: f32) -> f32 {
+        let r = f64::from(ref_logp) - f64::from(logp);
+        let kl = match self {
+            Self::K1 => -r,
+            Self::K2 => 0.5 * r * r,
+            Self::K3 => r.exp() - r - 1.0,
+        };
+        kl as f32
+    }
+}
+
 /// Per-token KL estimate from the policy's and the reference model's log-probabilities.
 ///
 /// # Shapes
@@ -63,6 +77,15 @@ mod tests {
             assert!((k2 - r * r / 2.0).abs() < 1e-6);
             assert!((k3 - (r.exp() - r - 1.0)).abs() < 1e-6);
             assert!(k3 >= 0.0);
+        }
+        for estimator in [KlEstimator::K1, KlEstimator::K2, KlEstimator::K3] {
+            let scalar: Vec<f32> = [(-1.0, -1.5), (-2.0, -2.0), (-0.5, -0.1)]
+                .iter()
+                .map(|&(l, r)| estimator.estimate(l, r))
+                .collect();
+            for (s, t) in scalar.iter().zip(get(estimator)) {
+                assert!((s - t).abs() < 1e-6, "{estimator:?}: {s} vs {t}");
+            }
         }
     }
 }

@@ -43,11 +43,14 @@
 //! | [`group_advantages`], [`zero_variance_groups`] | GRPO advantages (TRL's std convention), dynamic-sampling filter |
 //! | [`GrpoLoss`] | clipped GRPO/GSPO loss: grpo / bnpo / dr_grpo / dapo, clip-higher, two-sided δ, KL |
 //! | [`per_token_kl`] | k1 / k2 / k3 KL estimators |
+//! | [`gae`], [`masked_whiten`], [`kl_penalized_rewards`], [`KlController`] | PPO's advantages over masked (multi-turn) tokens, whitening, KL-shaped rewards, fixed / adaptive KL |
+//! | [`PpoLoss`] | PPO's clipped policy and value losses, entropy bonus |
 //! | [`clip_grad_norm`], [`init_adamw`], [`LrSchedule`] | PyTorch-equivalent optimisation |
 //! | [`sync_reference_model`] | TR-DPO mix-up of the reference toward the policy |
 //! | [`CurriculumSampler`] | difficulty levels, promotion, replay and new-scenario mixing |
 //! | [`StepMetrics`], [`TrainObserver`] | per-step metrics with TRL names, observer hook |
 //! | [`plan::plan_memory`], [`plan::MemoryPlanRequest`] | memory planner: bytes per component of a run, and whether it fits |
+//! | [`PpoTrainer`], [`PpoConfig`] | PPO with a critic: KL-shaped rewards, GAE, epochs over minibatches, TRL's metric names |
 //! | [`SftTrainer`], [`SftDataset`] | supervised fine-tuning: assistant-only masks, packing, accumulation |
 //! | [`pipeline::Pipeline`] | the training run: stages, evaluation between them, run directory, resume |
 //!
@@ -60,34 +63,49 @@ pub mod config;
 pub mod curriculum;
 pub mod error;
 pub mod evaluate;
+pub mod gae;
 pub mod grpo;
 pub mod kl;
+pub mod kl_control;
 pub mod loss;
 pub mod metrics;
 pub mod optim;
 pub mod pipeline;
 pub mod plan;
+pub mod ppo;
 pub mod reference;
+pub mod rollout;
 pub mod sft;
 pub mod toy;
+pub mod trainer_state;
+pub mod whiten;
 
 pub use advantages::{
     AdvantageScaling, frac_reward_zero_std, group_advantages, group_advantages_with_missing,
     group_reward_std, informative_completions, zero_variance_groups,
 };
 pub use config::{
-    GrpoConfig, MAX_COMPLETIONS_PER_STEP, MAX_SFT_BATCH_SIZE, OptimizerConfig, SftConfig,
+    GrpoConfig, MAX_COMPLETIONS_PER_STEP, MAX_SFT_BATCH_SIZE, OptimizerConfig, PpoConfig, SftConfig,
 };
 pub use curriculum::{CurriculumConfig, CurriculumSampler, SampledTask, TaskSource};
 pub use error::{AlgoError, Result};
 pub use evaluate::{ToolUseScores, evaluate_tool_use};
+pub use gae::{Gae, gae};
 pub use grpo::{GrpoReport, GrpoTrainer, GrpoTrainerBuilder};
 pub use kl::{KlEstimator, per_token_kl};
+pub use kl_control::{AdaptiveKl, KlController};
 pub use loss::{
     GrpoLoss, GrpoLossInputs, GrpoLossMetrics, GrpoLossOutput, ImportanceSamplingLevel, LossType,
-    aggregate_loss, completion_loss_mask, log_importance_weights, masked_mean,
+    PpoLoss, PpoLossInputs, PpoLossMetrics, PpoLossOutput, aggregate_loss, completion_loss_mask,
+    log_importance_weights, masked_mean,
 };
 pub use metrics::{CompletionStats, MetricsHistory, RewardStats, StepMetrics, TrainObserver};
 pub use optim::{LrSchedule, adamw_config, clip_grad_norm, init_adamw};
+pub use ppo::{
+    PpoMetrics, PpoReport, PpoTrainer, PpoTrainerBuilder, TokenRewards, apply_missing_eos_penalty,
+    kl_penalized_rewards, last_policy_token,
+};
 pub use reference::sync_reference_model;
+pub use rollout::TrainReport;
 pub use sft::{SftDataset, SftReport, SftTrainer, SftTrainerBuilder};
+pub use whiten::{masked_mean_var, masked_whiten};

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::loss::GrpoLossMetrics;
+use crate::ppo::PpoMetrics;
 
 /// Mean and std of one reward function over the step's scored completions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,6 +89,9 @@ pub struct StepMetrics {
     pub rollout_time_secs: f64,
     /// `tokens/s`: generated tokens per second of rollout (`timing/rollout`).
     pub tokens_per_sec: f64,
+    /// PPO's own metrics (`objective/*`, `policy/*`, `loss/*`, `val/*`); `None` for other trainers.
+    #[serde(default)]
+    pub ppo: Option<PpoMetrics>,
 }
 
 impl StepMetrics {
@@ -147,6 +151,9 @@ impl StepMetrics {
             out.push(("timing/rollout".into(), self.rollout_time_secs));
         }
         out.push(("tokens/s".into(), self.tokens_per_sec));
+        if let Some(ppo) = &self.ppo {
+            out.extend(ppo.named().into_iter().map(|(k, v)| (k.to_string(), v)));
+        }
         out
     }
 

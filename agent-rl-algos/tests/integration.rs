@@ -4,10 +4,13 @@
 
 mod advantages_props;
 mod config;
+mod gae_props;
 mod grpo;
 mod grpo_golden;
 mod loss_props;
 mod optim;
+mod ppo;
+mod ppo_golden;
 mod sft;
 mod toy;
 

@@ -13,6 +13,23 @@ use std::path::Path;
 /// The I/O error of the step that failed (create, write, sync, rename); the temporary file is
 /// removed on failure and `path` keeps its previous content.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_with(path, |temporary| {
+        let mut file = File::create(temporary)?;
+        file.write_all(bytes)
+    })
+}
+
+/// Replaces `path` atomically with a file that `write` creates at the temporary path it is
+/// given (for writers that stream to a path, such as safetensors' `serialize_to_file`); the
+/// file is synced, renamed over `path` and the directory synced, as in [`write_atomic`].
+///
+/// # Errors
+/// The error of `write` or of the sync or rename; the temporary file is removed on failure and
+/// `path` keeps its previous content.
+pub fn replace_with(
+    path: &Path,
+    write: impl FnOnce(&Path) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -22,9 +39,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .map_or_else(|| "file".into(), |n| n.to_string_lossy());
     let temporary = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let written = (|| {
-        let mut file = File::create(&temporary)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
+        write(&temporary)?;
+        File::open(&temporary)?.sync_all()?;
         std::fs::rename(&temporary, path)?;
         // The rename itself is durable once the directory entry is synced (best effort: some
         // file systems do not allow opening a directory).

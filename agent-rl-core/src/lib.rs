@@ -33,6 +33,7 @@
 //! |---|---|
 //! | hyper-parameters from `config.json` | [`Qwen2Config`] |
 //! | the model | [`Qwen2ForCausalLm`] (`forward`, `forward_hidden`, `logits`, KV cache) |
+//! | reward / value model (HF `Qwen2ForSequenceClassification`) | [`Qwen2ForSequenceClassification`] (`token_scores`, `forward`, `from_policy`) |
 //! | checkpoints | [`weights::load_pretrained`], [`weights::save_pretrained`] |
 //! | tokenizer + chat template | [`ChatTokenizer`], [`ChatTemplate`] |
 //! | tool calls in model output | [`HermesToolCallParser`] behind [`ToolCallParser`] |
@@ -74,7 +75,7 @@ pub use conversation::{Message, Role, ToolCall, ToolSpec};
 pub use environment::{Action, Environment, EnvironmentFactory, StepOutcome, Task};
 pub use error::{CoreError, Result};
 pub use generation::{FinishReason, SamplingConfig};
-pub use model::Qwen2ForCausalLm;
+pub use model::{Qwen2ForCausalLm, Qwen2ForSequenceClassification};
 pub use policy::{ChatRequest, Completion, Policy};
 pub use tool_calls::{HermesToolCallParser, MalformedToolCall, ParsedOutput, ToolCallParser};
 pub use trajectory::{AssistantTurn, Trajectory};

@@ -33,14 +33,14 @@ impl<B: Backend> ModuleVisitor<B> for Params<B> {
     }
 }
 
-fn params<B: Backend, M: Module<B>>(module: &M) -> Vec<(ParamId, Vec<f32>)> {
+pub fn params<B: Backend, M: Module<B>>(module: &M) -> Vec<(ParamId, Vec<f32>)> {
     let mut visitor = Params::<B>(Vec::new(), std::marker::PhantomData);
     module.visit(&mut visitor);
     visitor.0
 }
 
 /// The ids of every adapter matrix of `model`.
-fn adapter_ids<B: Backend>(model: &Qwen2ForCausalLm<B>) -> BTreeSet<ParamId> {
+pub fn adapter_ids<B: Backend>(model: &Qwen2ForCausalLm<B>) -> BTreeSet<ParamId> {
     let mut ids = BTreeSet::new();
     for layer in &model.layers {
         if let Some(lora) = &layer.self_attn.lora {
@@ -53,7 +53,7 @@ fn adapter_ids<B: Backend>(model: &Qwen2ForCausalLm<B>) -> BTreeSet<ParamId> {
     ids
 }
 
-fn config() -> Qwen2Config {
+pub fn config() -> Qwen2Config {
     Qwen2Config {
         vocab_size: 256,
         hidden_size: 32,
@@ -67,7 +67,7 @@ fn config() -> Qwen2Config {
 }
 
 /// A model with adapters whose `B` is non-zero: fresh adapters, then `B` from `A`'s seed stream.
-fn adapted<B: Backend>(lora: &LoraConfig) -> Qwen2ForCausalLm<B> {
+pub fn adapted<B: Backend>(lora: &LoraConfig) -> Qwen2ForCausalLm<B> {
     let model = random_model::<B>(&config(), 3, 0.2, &Default::default()).unwrap();
     let mut model = apply_lora(model, lora, 1).unwrap();
     let gaussian = LoraConfig {
@@ -101,7 +101,7 @@ fn adapted<B: Backend>(lora: &LoraConfig) -> Qwen2ForCausalLm<B> {
     model
 }
 
-fn ids<B: Backend>() -> (Tensor<B, 2, Int>, Vec<Vec<bool>>) {
+pub fn ids<B: Backend>() -> (Tensor<B, 2, Int>, Vec<Vec<bool>>) {
     let rows: [[i64; 7]; 2] = [[0, 0, 11, 12, 13, 21, 22], [14, 15, 16, 17, 18, 26, 27]];
     let mask = vec![
         vec![false, false, true, true, true, true, true],
@@ -112,10 +112,18 @@ fn ids<B: Backend>() -> (Tensor<B, 2, Int>, Vec<Vec<bool>>) {
 }
 
 /// Scores and every adapter gradient (visit order), after one backward pass.
-fn scores_and_adapter_grads<A: AutodiffBackend>(lora: &LoraConfig) -> (Vec<f32>, Vec<Vec<f32>>) {
-    let model = adapted::<A>(lora);
+pub fn scores_and_adapter_grads<A: AutodiffBackend>(
+    lora: &LoraConfig,
+) -> (Vec<f32>, Vec<Vec<f32>>) {
+    scores_and_grads(&adapted::<A>(lora))
+}
+
+/// Scores and every parameter gradient of `model` (visit order), after one backward pass.
+pub fn scores_and_grads<A: AutodiffBackend>(
+    model: &Qwen2ForCausalLm<A>,
+) -> (Vec<f32>, Vec<Vec<f32>>) {
     let (ids, mask) = ids::<A>();
-    let scores = token_scores(&model, ids, &mask, 4, 1.0);
+    let scores = token_scores(model, ids, &mask, 4, 1.0);
     let values = scores
         .logprobs
         .clone()
@@ -189,10 +197,21 @@ fn only_adapters_train() {
         .filter(|id| grads.get::<Flex, 2>(*id).is_some() || grads.get::<Flex, 1>(*id).is_some())
         .collect();
     assert_eq!(with_grads, adapters, "gradients exactly for the adapters");
+    adamw_step_moves_only(model, grads, &before, &adapters);
+}
+
+/// One AdamW step of `model`; checks that AdamW keeps state exactly for `adapters`, that they
+/// moved from `before` and that every other parameter did not.
+pub fn adamw_step_moves_only<A: AutodiffBackend>(
+    model: Qwen2ForCausalLm<A>,
+    grads: GradientsParams,
+    before: &[(ParamId, Vec<f32>)],
+    adapters: &BTreeSet<ParamId>,
+) -> Qwen2ForCausalLm<A> {
     let mut optimizer = AdamWConfig::new().init::<A, Qwen2ForCausalLm<A>>();
     let model = optimizer.step(1e-2, model, grads);
     let state: BTreeSet<ParamId> = optimizer.to_record().keys().copied().collect();
-    assert_eq!(state, adapters, "AdamW state exactly for the adapters");
+    assert_eq!(&state, adapters, "AdamW state exactly for the adapters");
     for ((id, old), (_, new)) in before.iter().zip(params::<A, _>(&model)) {
         if adapters.contains(id) {
             assert_ne!(old, &new, "adapter {id} did not move");
@@ -200,6 +219,7 @@ fn only_adapters_train() {
             assert_eq!(old, &new, "frozen parameter {id} moved");
         }
     }
+    model
 }
 
 #[test]
@@ -235,7 +255,7 @@ fn fresh_adapters_and_adapters_off_give_the_base_model() {
     assert_close(&got, &want, 1e-6, 0.0, "adapters off");
 }
 
-fn invalid_field(result: Result<impl std::fmt::Debug, CoreError>) -> String {
+pub fn invalid_field(result: Result<impl std::fmt::Debug, CoreError>) -> String {
     match result {
         Err(CoreError::InvalidArgument { field, .. }) => field,
         other => panic!("expected an invalid-argument error, got {other:?}"),

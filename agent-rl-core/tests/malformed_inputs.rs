@@ -7,10 +7,14 @@ use std::time::{Duration, Instant};
 
 use agent_rl_core::weights::{LoadOptions, load_pretrained};
 use agent_rl_core::{ChatTemplate, ChatTokenizer, Message, Qwen2Config};
+use agent_rl_test_support::malformed::{json_value, mutate_json};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
 use crate::common::{B, fixture};
+
+/// Strings with template and JSON punctuation.
+const STRINGS: &str = "[a-z<|>{}%\\\\]{0,12}";
 
 /// Per-case bound: generous for a loaded CI machine, far below a hang.
 const CASE_BOUND: Duration = Duration::from_secs(20);
@@ -95,61 +99,6 @@ fn apply(mut bytes: Vec<u8>, edits: &[ByteEdit], focus: usize) -> Vec<u8> {
     bytes
 }
 
-/// Any JSON value, nested a little; numbers include the extremes.
-fn json_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        prop_oneof![
-            Just(0i64),
-            Just(-1),
-            Just(i64::MAX),
-            Just(i64::MIN),
-            any::<i64>()
-        ]
-        .prop_map(Value::from),
-        prop_oneof![Just(1e308f64), Just(-0.0), Just(1e-300), any::<f64>()]
-            .prop_filter("JSON numbers are finite", |f| f.is_finite())
-            .prop_map(Value::from),
-        "[a-z<|>{}%\\\\]{0,12}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(3, 16, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::vec(("[a-z_]{1,8}", inner), 0..4)
-                .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map<_, _>>())),
-        ]
-    })
-}
-
-/// Replaces the value at a path chosen by `choice` (a walk down objects and arrays) with
-/// `replacement`, or removes it from its object when `remove` is set.
-fn mutate_json(value: &mut Value, choice: &[usize], replacement: Value, remove: bool) {
-    let Some((pick, rest)) = choice.split_first() else {
-        *value = replacement;
-        return;
-    };
-    match value {
-        Value::Object(map) if !map.is_empty() => {
-            let key = map
-                .keys()
-                .nth(pick % map.len())
-                .cloned()
-                .unwrap_or_default();
-            if rest.is_empty() && remove {
-                map.remove(&key);
-            } else if let Some(child) = map.get_mut(&key) {
-                mutate_json(child, rest, replacement, remove);
-            }
-        }
-        Value::Array(items) if !items.is_empty() => {
-            let index = pick % items.len();
-            mutate_json(&mut items[index], rest, replacement, remove);
-        }
-        _ => *value = replacement,
-    }
-}
-
 fn copy_fixture(name: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for entry in std::fs::read_dir(fixture(name)).unwrap() {
@@ -173,7 +122,7 @@ proptest! {
     #[test]
     fn config_json_with_wrong_values_loads_or_errs(
         choice in prop::collection::vec(any::<usize>(), 1..4),
-        replacement in json_value(),
+        replacement in json_value(STRINGS),
         remove in any::<bool>(),
     ) {
         let dir = copy_fixture("tied_f32");
@@ -211,7 +160,7 @@ proptest! {
     #[test]
     fn shard_index_with_wrong_values_loads_or_errs(
         choice in prop::collection::vec(any::<usize>(), 1..4),
-        replacement in json_value(),
+        replacement in json_value(STRINGS),
         remove in any::<bool>(),
     ) {
         let dir = copy_fixture("sharded_f32");
@@ -226,7 +175,7 @@ proptest! {
     fn tokenizer_files_with_wrong_values_load_or_err(
         file in prop_oneof![Just("tokenizer.json"), Just("tokenizer_config.json")],
         choice in prop::collection::vec(any::<usize>(), 1..5),
-        replacement in json_value(),
+        replacement in json_value(STRINGS),
         remove in any::<bool>(),
         edits in prop::collection::vec(byte_edit(), 0..3),
     ) {

@@ -41,6 +41,22 @@ pub enum EvalError {
         /// What is wrong and how to fix it.
         reason: String,
     },
+    /// An external program the operation needs is missing or unusable.
+    #[error("{tool} is not available: {reason}")]
+    MissingTool {
+        /// The program (or package).
+        tool: String,
+        /// What it is needed for and how to get it.
+        reason: String,
+    },
+    /// An external command failed.
+    #[error("command `{command}` failed: {reason}")]
+    Command {
+        /// The command line.
+        command: String,
+        /// Exit status, output excerpt or the I/O error.
+        reason: String,
+    },
     /// An error of the core crate (model, tokenizer, generation, environment).
     #[error(transparent)]
     Core(#[from] agent_rl_core::CoreError),

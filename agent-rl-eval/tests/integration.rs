@@ -3,4 +3,5 @@
 
 mod bfcl;
 mod malformed_inputs;
+mod swe;
 mod tau;

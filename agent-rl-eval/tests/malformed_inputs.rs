@@ -6,8 +6,12 @@ use std::time::{Duration, Instant};
 
 use agent_rl_eval::bfcl::{BfclDataset, CheckOptions, score_results_file};
 use agent_rl_eval::tau::{Domain, TauDb, load_tasks, replay_split};
+use agent_rl_test_support::malformed::{json_value, mutate_json};
 use proptest::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+
+/// Code-like strings: Python call syntax, JSON punctuation, digits.
+const STRINGS: &str = "[a-z_#(),=\\[\\]{}'\"0-9 .]{0,24}";
 
 const CASE_BOUND: Duration = Duration::from_secs(20);
 
@@ -27,54 +31,6 @@ fn no_panic_within_bound<T>(what: &str, work: impl FnOnce() -> T) -> Result<T, T
     Ok(result)
 }
 
-/// Any JSON value, nested a little, with extreme numbers and code-like strings.
-fn json_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        prop_oneof![Just(i64::MAX), Just(i64::MIN), Just(-1i64), any::<i64>()]
-            .prop_map(Value::from),
-        prop_oneof![Just(1e308f64), Just(-0.5), any::<f64>()]
-            .prop_filter("JSON numbers are finite", |f| f.is_finite())
-            .prop_map(Value::from),
-        "[a-z_#(),=\\[\\]{}'\"0-9 .]{0,24}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(3, 16, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::vec(("[a-z_]{1,10}", inner), 0..4)
-                .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map<_, _>>())),
-        ]
-    })
-}
-
-/// Replaces (or removes, in an object) the value at a path chosen by `choice`.
-fn mutate_json(value: &mut Value, choice: &[usize], replacement: Value, remove: bool) {
-    let Some((pick, rest)) = choice.split_first() else {
-        *value = replacement;
-        return;
-    };
-    match value {
-        Value::Object(map) if !map.is_empty() => {
-            let key = map
-                .keys()
-                .nth(pick % map.len())
-                .cloned()
-                .unwrap_or_default();
-            if rest.is_empty() && remove {
-                map.remove(&key);
-            } else if let Some(child) = map.get_mut(&key) {
-                mutate_json(child, rest, replacement, remove);
-            }
-        }
-        Value::Array(items) if !items.is_empty() => {
-            let index = pick % items.len();
-            mutate_json(&mut items[index], rest, replacement, remove);
-        }
-        _ => *value = replacement,
-    }
-}
-
 /// A result line: well-formed with a random result, a known id with a mangled field, or text.
 fn result_line() -> impl Strategy<Value = String> {
     let ids = prop_oneof![
@@ -89,12 +45,12 @@ fn result_line() -> impl Strategy<Value = String> {
         Just("nonexistent_7"),
     ];
     prop_oneof![
-        (ids.clone(), json_value())
+        (ids.clone(), json_value(STRINGS))
             .prop_map(|(id, result)| json!({"id": id, "result": result}).to_string()),
-        (ids, "[a-z_]{1,8}", json_value()).prop_map(|(id, name, args)| {
+        (ids, "[a-z_]{1,8}", json_value(STRINGS)).prop_map(|(id, name, args)| {
             json!({"id": id, "result": format!("[{name}({})]", args)}).to_string()
         }),
-        json_value().prop_map(|v| v.to_string()),
+        json_value(STRINGS).prop_map(|v| v.to_string()),
         "[ -~]{0,40}",
     ]
 }
@@ -125,7 +81,7 @@ proptest! {
     #[test]
     fn tau_task_files_replay_or_err(
         choice in prop::collection::vec(any::<usize>(), 1..5),
-        replacement in json_value(),
+        replacement in json_value(STRINGS),
         remove in any::<bool>(),
     ) {
         let source = fixtures().join("tau/retail");

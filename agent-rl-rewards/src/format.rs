@@ -8,8 +8,14 @@ use crate::reward::{Reward, RewardValue, Sample, score_each};
 /// has arguments that validate against that tool's JSON schema (required present, types, enums).
 ///
 /// The score is per episode, `1 / (1 + bad)` where `bad` counts the attempts that fail any check:
-/// `1` when every attempt is valid (or there is none), falling with each bad one. It never pays
-/// per valid call, so padding an episode with extra well-formed calls cannot raise it.
+/// `1` when every attempt is valid, falling with each bad one. It never pays per valid call, so
+/// padding an episode with extra well-formed calls cannot raise it.
+///
+/// When the target expects calls, an episode must attempt them to earn anything: with no
+/// malformed fragment and no call naming an expected tool (no call at all, or only calls to other
+/// tools) the score is `0`. Not calling is not well-formed tool use, and must not pay more than
+/// a flawed attempt at the right call. When the target expects no call, or says nothing about
+/// calls, an episode without attempts scores `1`.
 ///
 /// # Errors
 /// Scoring fails with [`RewardError::InvalidSchema`](crate::RewardError::InvalidSchema) when an
@@ -29,6 +35,25 @@ impl ToolCallFormat {
     /// As [`CallAudit::of`].
     pub fn score_sample(&self, sample: Sample<'_>) -> Result<Option<f32>> {
         let audit = CallAudit::of(sample.trajectory)?;
+        if let Some(expected) = sample
+            .target
+            .expected_calls
+            .as_ref()
+            .filter(|c| !c.is_empty())
+        {
+            let trajectory = sample.trajectory;
+            let malformed: usize = trajectory
+                .turns
+                .iter()
+                .map(|t| t.parsed.malformed.len())
+                .sum();
+            let aimed = trajectory
+                .tool_calls()
+                .any(|call| expected.iter().any(|e| e.name == call.name));
+            if malformed == 0 && !aimed {
+                return Ok(Some(0.0));
+            }
+        }
         Ok(Some(1.0 / (1.0 + audit.bad() as f32)))
     }
 }

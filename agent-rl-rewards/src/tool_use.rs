@@ -44,6 +44,10 @@ pub struct ToolUseConfig {
     /// with partial credit (partial credit affects [`ArgumentMatch`] only; the outcome needs
     /// exact calls).
     pub matching: MatchOptions,
+    /// Judge the outcome of a target that has an answer (or a verifier) on that alone, ignoring
+    /// its expected calls ([`Outcome::answer_only`]). Default `false`: the calls are required
+    /// too, so skipping the tool and stating the answer is a failure.
+    pub outcome_answer_only: bool,
 }
 
 impl Default for ToolUseConfig {
@@ -55,6 +59,7 @@ impl Default for ToolUseConfig {
             failed_outcome_process_scale: 0.5,
             guards: Some(GuardConfig::default()),
             matching: MatchOptions::bfcl().with_partial_credit(true),
+            outcome_answer_only: false,
         }
     }
 }
@@ -154,7 +159,8 @@ impl ToolUseReward {
     fn from_valid(config: ToolUseConfig) -> Self {
         Self {
             arguments: ArgumentMatch::new(config.matching.clone()),
-            outcome: Outcome::new(config.matching.clone().with_partial_credit(false)),
+            outcome: Outcome::new(config.matching.clone().with_partial_credit(false))
+                .with_answer_only(config.outcome_answer_only),
             guards: config.guards.clone().map(Guards::new),
             config,
         }

@@ -7,6 +7,10 @@
 //!     repeats of valid calls) never increases the score.
 //! (c) `None` scores are left out of means and sums, never counted as 0.
 //! (d) Weighted sums are linear in the weights.
+//! (e) For a target that expects calls, omitting a required call, garbling it, or making no call
+//!     at all scores below a well-formed (if wrong) attempt at it, which scores below the right
+//!     episode, even when the omitting episode states the right answer.
+//! (f) Padding the final turn with tokens never raises the score.
 
 use agent_rl_core::{AssistantTurn, FinishReason, ToolCall, ToolSpec, Trajectory};
 use agent_rl_rewards::matching::ExpectedCall;
@@ -207,9 +211,9 @@ fn build(task: &Task, edits: &Edits) -> Trajectory {
 }
 
 /// A successful episode with the lowest process scores and every penalty that does not break
-/// success: exact calls only where the calls are the outcome, otherwise nothing but junk calls.
+/// success: exact calls only where the calls are judged, otherwise nothing but junk calls.
 fn worst_success(task: &Task) -> Trajectory {
-    let judged_on_calls = matches!(task.judge, Judge::Calls);
+    let judged_on_calls = matches!(task.judge, Judge::Calls | Judge::AnswerAndCalls);
     let calls = if judged_on_calls {
         task.right_calls()
     } else {
@@ -264,6 +268,44 @@ fn score(reward: &ToolUseReward, trajectory: &Trajectory, target: &Target) -> f3
         .expect("scores")
         .score
         .expect("always applicable")
+}
+
+/// The right calls with call `index` changed as `how` says, then the right answer.
+fn with_required_call(task: &Task, index: usize, how: Required) -> Trajectory {
+    let mut calls = task.right_calls();
+    let mut malformed = 0;
+    match how {
+        Required::Right => {}
+        Required::Omitted => {
+            calls.remove(index);
+        }
+        Required::Garbled => {
+            calls.remove(index);
+            malformed = 1;
+        }
+        Required::WrongValue => calls[index].arguments["x"] = json!(99),
+        Required::NoCallAtAll => calls.clear(),
+    }
+    Trajectory {
+        task_id: "t".into(),
+        tools: tools(),
+        turns: vec![
+            turn("", calls, malformed),
+            turn("the answer is 42", vec![], 0),
+        ],
+        max_new_tokens: 256,
+        ..Trajectory::default()
+    }
+}
+
+/// What [`with_required_call`] does to one required call.
+#[derive(Debug, Clone, Copy)]
+enum Required {
+    Right,
+    Omitted,
+    Garbled,
+    WrongValue,
+    NoCallAtAll,
 }
 
 /// Inserts `extra` into the episode: into existing turns, or (for every fifth position) as a new
@@ -352,6 +394,46 @@ proptest! {
             // 1e-5 absorbs f64 summation order in the assignment only; any real gain is >= 0.1.
             prop_assert!(after <= before + 1e-5, "padding raised the score: {before} -> {after}");
         }
+    }
+
+    /// (e) skipping or garbling a required call never pays as much as a well-formed attempt.
+    #[test]
+    fn skipping_or_garbling_a_required_call_scores_below_attempting_it(
+        task in task_strategy(),
+        pick in 0..3_usize,
+        with_answer in any::<bool>(),
+    ) {
+        let mut task = task;
+        if !matches!(task.judge, Judge::Calls | Judge::AnswerAndCalls) {
+            task.judge = if with_answer { Judge::AnswerAndCalls } else { Judge::Calls };
+        }
+        let target = task.target();
+        let reward = ToolUseReward::default();
+        let index = pick % task.expected.len();
+        let value = |how| score(&reward, &with_required_call(&task, index, how), &target);
+        let (right, attempt) = (value(Required::Right), value(Required::WrongValue));
+        prop_assert!(attempt < right, "a wrong attempt {attempt} >= the right episode {right}");
+        for how in [Required::Omitted, Required::Garbled, Required::NoCallAtAll] {
+            let skipped = value(how);
+            prop_assert!(skipped < attempt, "{how:?} scores {skipped} >= a wrong attempt {attempt}");
+        }
+    }
+
+    /// (f) padding the final turn with tokens never pays.
+    #[test]
+    fn padding_tokens_never_increase_the_score(
+        task in task_strategy(),
+        edits in edits_strategy(),
+        padding in 1..400_usize,
+    ) {
+        let target = task.target();
+        let reward = ToolUseReward::default();
+        let trajectory = build(&task, &edits);
+        let mut padded = trajectory.clone();
+        let last = padded.turns.len() - 1;
+        padded.turns[last].num_tokens += padding;
+        let (before, after) = (score(&reward, &trajectory, &target), score(&reward, &padded, &target));
+        prop_assert!(after <= before, "padding raised the score: {before} -> {after}");
     }
 
     /// (c) `None` is left out of means and weighted sums.

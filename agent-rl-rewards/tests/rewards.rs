@@ -535,3 +535,62 @@ fn weighted_clipped_and_normalised_combinators() {
     assert_eq!(small.count, 3);
     assert!((small.mean.expect("some") - 0.2).abs() < 1e-6);
 }
+
+/// The holes of the old recipe, each closed: a reply without the expected call earned the full
+/// format point (more than a malformed attempt at the call), and stating the right answer without
+/// calling the tool, or after a hallucinated or malformed call, counted as a success.
+#[test]
+fn answering_without_the_expected_call_earns_neither_format_nor_outcome() {
+    let target = Target::new()
+        .add_expected_call(ExpectedCall::new("weather").with_argument("city", [json!("Paris")]))
+        .with_expected_answer(ExpectedAnswer::new(["18 degrees"]));
+    let answer = turn("18 degrees", vec![], 0);
+    let no_call = trajectory(tools(), vec![answer.clone()]);
+    let hallucinated = trajectory(
+        tools(),
+        vec![
+            turn("", vec![ToolCall::new("forecast", json!({}))], 0),
+            answer.clone(),
+        ],
+    );
+    let malformed = trajectory(tools(), vec![turn("", vec![], 1), answer.clone()]);
+    let right = trajectory(
+        tools(),
+        vec![turn("", vec![weather("Paris")], 0), answer.clone()],
+    );
+    assert_eq!(score(&ToolCallFormat, &no_call, &target), Some(0.0));
+    assert_eq!(score(&ToolCallFormat, &hallucinated, &target), Some(0.0));
+    assert_eq!(score(&ToolCallFormat, &malformed, &target), Some(0.5));
+    assert_eq!(score(&ToolCallFormat, &right, &target), Some(1.0));
+    for (label, episode) in [
+        ("no call", &no_call),
+        ("hallucinated", &hallucinated),
+        ("malformed", &malformed),
+    ] {
+        assert_eq!(
+            score(&Outcome::default(), episode, &target),
+            Some(0.0),
+            "{label}"
+        );
+        let answer_only = Outcome::default().with_answer_only(true);
+        assert_eq!(
+            score(&answer_only, episode, &target),
+            Some(1.0),
+            "{label}, answer only"
+        );
+    }
+    assert_eq!(score(&Outcome::default(), &right, &target), Some(1.0));
+    // Under the full recipe, not calling now scores below a malformed attempt at the call.
+    let recipe = ToolUseReward::default();
+    let (skip, garbled) = (
+        score(&recipe, &no_call, &target),
+        score(&recipe, &malformed, &target),
+    );
+    assert!(
+        skip < garbled,
+        "no call {skip:?} >= malformed attempt {garbled:?}"
+    );
+    // A target that expects no call still gives a reply without calls the full format point.
+    let chat = Target::new().with_expected_answer(ExpectedAnswer::new(["18 degrees"]));
+    assert_eq!(score(&ToolCallFormat, &no_call, &chat), Some(1.0));
+}

@@ -5,6 +5,8 @@
 //! and examples use the embedded demo assets of `agent_rl_algos::toy` instead.
 #![warn(missing_docs)]
 
+pub mod malformed;
+
 use std::path::PathBuf;
 
 use burn::prelude::*;

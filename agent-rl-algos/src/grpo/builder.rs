@@ -12,12 +12,12 @@ use agent_rl_rewards::Reward;
 use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
 
-use super::reward_stack::RewardStack;
-use super::trainer::{Checkpointing, GrpoTrainer};
+use super::trainer::GrpoTrainer;
 use crate::config::GrpoConfig;
 use crate::error::{AlgoError, Result};
 use crate::metrics::TrainObserver;
 use crate::optim::init_adamw;
+use crate::rollout::{Checkpointing, RewardStack};
 
 /// Assembles a [`GrpoTrainer`].
 ///

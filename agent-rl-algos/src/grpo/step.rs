@@ -3,27 +3,19 @@
 
 use std::time::Instant;
 
-use agent_rl_core::{AgentLoop, AgentLoopConfig, Episode, SamplingConfig, Task};
-use agent_rl_rewards::{Outcome, Sample, Target};
+use agent_rl_core::{AgentLoop, Episode, Task};
+use agent_rl_rewards::Target;
 use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
 
-use super::task_order::TaskOrder;
 use super::trainer::GrpoTrainer;
 use super::update::UpdateOutcome;
 use crate::advantages::{
     frac_reward_zero_std, group_advantages_with_missing, group_reward_std, informative_completions,
 };
 use crate::error::Result;
-use crate::metrics::{CompletionStats, StepMetrics};
-
-/// Mixes the run seed and the optimiser step into the sampler seed of a generation step.
-fn step_seed(seed: u64, step: usize) -> u64 {
-    let mut z = seed.wrapping_add((step as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+use crate::metrics::StepMetrics;
+use crate::rollout::{EpisodeStats, ScoredBatch, draw_tasks, loop_config, task_successes};
 
 impl<B: AutodiffBackend> GrpoTrainer<B> {
     /// Runs one generation step: draws `prompts_per_step` tasks, rolls out, scores, and takes
@@ -37,16 +29,12 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
     /// [`crate::AlgoError::InvalidInput`] for an empty task list; rollout, reward and loss
     /// failures.
     pub fn train_step(&mut self, tasks: &[Task]) -> Result<StepMetrics> {
-        if tasks.is_empty() {
-            return Err(crate::AlgoError::input(
-                "tasks",
-                "is empty; give at least one task",
-            ));
-        }
-        let picked = TaskOrder::new(self.config.seed, tasks.len())
-            .take(self.tasks_drawn, self.config.prompts_per_step);
-        self.tasks_drawn += self.config.prompts_per_step as u64;
-        let step_tasks: Vec<Task> = picked.iter().map(|&i| tasks[i].clone()).collect();
+        let step_tasks = draw_tasks(
+            self.config.seed,
+            tasks,
+            &mut self.tasks_drawn,
+            self.config.prompts_per_step,
+        )?;
         Ok(self.train_step_on(&step_tasks)?.0)
     }
 
@@ -70,15 +58,14 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             .collect::<Result<Vec<_>, _>>()?;
 
         let policy = self.model().valid();
-        let loop_config = AgentLoopConfig {
-            sampling: SamplingConfig {
-                seed: step_seed(config.seed, self.global_step),
-                ..config.sampling.clone()
-            },
-            max_tool_iterations: config.max_tool_iterations,
-            max_prompt_length: config.max_prompt_length,
-            max_tool_calls_per_turn: config.max_tool_calls_per_turn,
-        };
+        let loop_config = loop_config(
+            &config.sampling,
+            config.seed,
+            self.global_step,
+            config.max_tool_iterations,
+            config.max_prompt_length,
+            config.max_tool_calls_per_turn,
+        );
         let episodes = AgentLoop::new(&policy, &self.tokenizer, self.parser.as_ref(), loop_config)
             .run(step_tasks, group_size, self.environments.as_deref())?;
         let rollout_secs = started.elapsed().as_secs_f64();
@@ -106,11 +93,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             .optimizer
             .learning_rate_at(self.global_step, config.max_steps);
         self.global_step += iterations;
-        let mut successes = vec![Vec::with_capacity(group_size); step_tasks.len()];
-        for episode in &episodes {
-            let sample = Sample::new(&episode.trajectory, &targets[episode.task_index]);
-            successes[episode.task_index].push(Outcome::default().succeeded(sample)?);
-        }
+        let successes = task_successes(&episodes, &targets)?;
         let metrics = self.step_metrics(
             &episodes,
             &scored,
@@ -125,7 +108,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
     fn step_metrics(
         &mut self,
         episodes: &[Episode],
-        scored: &super::reward_stack::ScoredBatch,
+        scored: &ScoredBatch,
         outcome: UpdateOutcome,
         learning_rate: f64,
         started: Instant,
@@ -144,20 +127,8 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             .map(|s| s.unwrap_or(0.0))
             .collect();
         let reward_std = group_stds.iter().sum::<f32>() / group_stds.len().max(1) as f32;
-        let lengths: Vec<(usize, bool)> = episodes
-            .iter()
-            .map(|e| (e.policy_mask.len(), e.truncated))
-            .collect();
-        let (mut attempted, mut malformed) = (0usize, 0usize);
-        for turn in episodes.iter().flat_map(|e| &e.trajectory.turns) {
-            attempted += turn.parsed.attempted_calls();
-            malformed += turn.parsed.malformed.len();
-        }
-        let generated: usize = episodes.iter().map(Episode::num_policy_tokens).sum();
-        self.num_tokens += episodes
-            .iter()
-            .map(|e| e.token_ids.len() as u64)
-            .sum::<u64>();
+        let stats = EpisodeStats::of(episodes);
+        self.num_tokens += stats.total_tokens;
         let elapsed = started.elapsed().as_secs_f64();
         StepMetrics {
             step: self.global_step,
@@ -170,13 +141,13 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             frac_reward_zero_std: frac_reward_zero_std(&scored.totals, group_size).unwrap_or(0.0),
             loss_metrics: outcome.loss_metrics,
             entropy: outcome.entropy,
-            completions: CompletionStats::from_lengths(&lengths),
-            tool_calls_per_episode: attempted as f32 / episodes.len().max(1) as f32,
-            tool_failure_frequency: (attempted > 0).then(|| malformed as f32 / attempted as f32),
+            completions: stats.completions,
+            tool_calls_per_episode: stats.tool_calls_per_episode,
+            tool_failure_frequency: stats.tool_failure_frequency,
             num_tokens: self.num_tokens,
             step_time_secs: elapsed,
             rollout_time_secs: rollout_secs,
-            tokens_per_sec: generated as f64 / rollout_secs.max(1e-9),
+            tokens_per_sec: stats.generated_tokens as f64 / rollout_secs.max(1e-9),
             ..StepMetrics::default()
         }
     }

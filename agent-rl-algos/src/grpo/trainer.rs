@@ -1,51 +1,22 @@
 //! [`GrpoTrainer`]: the state of a GRPO run and its training loop.
 
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
 use agent_rl_core::lora::LoraConfig;
 use agent_rl_core::{ChatTokenizer, EnvironmentFactory, Qwen2ForCausalLm, Task, ToolCallParser};
 use burn::optim::AdamW;
 use burn::optim::adaptor::OptimizerAdaptor;
 use burn::tensor::backend::AutodiffBackend;
-use serde::{Deserialize, Serialize};
 
 use super::builder::GrpoTrainerBuilder;
-use super::reward_stack::RewardStack;
 use crate::config::GrpoConfig;
 use crate::curriculum::CurriculumSampler;
 use crate::error::{AlgoError, Result};
 use crate::metrics::{StepMetrics, TrainObserver};
+use crate::rollout::{Checkpointing, LoopedTrainer, RewardStack, TrainReport, train_loop};
 
-/// What a [`GrpoTrainer::train`] call did.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct GrpoReport {
-    /// Metrics of every generation step run by this call, in order.
-    pub steps: Vec<StepMetrics>,
-    /// Optimiser steps done in total (resumed ones included) when the call returned.
-    pub global_step: usize,
-    /// Wall-clock seconds of the call.
-    pub elapsed_secs: f64,
-    /// Checkpoint directories written by this call.
-    pub checkpoints: Vec<PathBuf>,
-}
-
-impl GrpoReport {
-    /// Mean of `reward` over the generation steps in `range` (indices into [`Self::steps`]);
-    /// `None` for an empty range.
-    pub fn mean_reward(&self, range: std::ops::Range<usize>) -> Option<f32> {
-        let rewards: Vec<f32> = self.steps.get(range)?.iter().map(|m| m.reward).collect();
-        (!rewards.is_empty()).then(|| rewards.iter().sum::<f32>() / rewards.len() as f32)
-    }
-}
-
-/// Where and how often [`GrpoTrainer::train`] writes checkpoints.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Checkpointing {
-    pub dir: PathBuf,
-    pub every_steps: usize,
-}
+/// What a [`GrpoTrainer::train`] call did (the report every RL trainer returns).
+pub type GrpoReport = TrainReport;
 
 /// The optimiser of a trainer.
 pub(super) type Optim<B> = OptimizerAdaptor<AdamW, Qwen2ForCausalLm<B>, B>;
@@ -185,39 +156,32 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         })
     }
 
-    /// The loop shared by [`Self::train`] and [`Self::train_curriculum`]: steps until
-    /// `max_steps`, observers, checkpoints, report.
     fn train_loop(
         &mut self,
-        mut step: impl FnMut(&mut Self) -> Result<StepMetrics>,
+        step: impl FnMut(&mut Self) -> Result<StepMetrics>,
     ) -> Result<GrpoReport> {
-        let started = Instant::now();
-        let mut report = GrpoReport::default();
-        while self.global_step < self.config.max_steps {
-            let before = self.global_step;
-            let metrics = step(self)?;
-            for observer in &mut self.observers {
-                observer.on_step(&metrics);
-            }
-            report.steps.push(metrics);
-            if let Some(checkpointing) = self.checkpointing.clone() {
-                let every = checkpointing.every_steps.max(1);
-                if before / every != self.global_step / every
-                    || self.global_step == self.config.max_steps
-                {
-                    let dir = checkpointing
-                        .dir
-                        .join(format!("checkpoint-{}", self.global_step));
-                    self.save_checkpoint(&dir)?;
-                    report.checkpoints.push(dir);
-                }
-            }
-        }
-        for observer in &mut self.observers {
-            observer.on_train_end(report.steps.last());
-        }
-        report.global_step = self.global_step;
-        report.elapsed_secs = started.elapsed().as_secs_f64();
-        Ok(report)
+        train_loop(self, step)
+    }
+}
+
+impl<B: AutodiffBackend> LoopedTrainer for GrpoTrainer<B> {
+    fn global_step(&self) -> usize {
+        self.global_step
+    }
+
+    fn max_steps(&self) -> usize {
+        self.config.max_steps
+    }
+
+    fn observers(&mut self) -> &mut Vec<Box<dyn TrainObserver>> {
+        &mut self.observers
+    }
+
+    fn checkpointing(&self) -> Option<&Checkpointing> {
+        self.checkpointing.as_ref()
+    }
+
+    fn save_checkpoint(&self, dir: &std::path::Path) -> Result<()> {
+        GrpoTrainer::save_checkpoint(self, dir)
     }
 }

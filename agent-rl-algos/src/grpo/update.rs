@@ -1,5 +1,5 @@
 //! The optimiser half of a GRPO generation step, in small pieces: planning the micro-batches
-//! ([`plan_micro_batches`]), building their tensors, scoring the frozen reference, accumulating
+//! (`plan_micro_batches`), building their tensors, scoring the frozen reference, accumulating
 //! the loss over micro-batches ([`LossTally`]) and one clipped AdamW step with the reference
 //! sync. [`GrpoTrainer::update`] strings them together.
 
@@ -9,16 +9,17 @@ use agent_rl_core::generation::{
 use agent_rl_core::model::{CheckpointedLayers, backward_through};
 use agent_rl_core::{Episode, Qwen2ForCausalLm};
 use burn::module::AutodiffModule;
-use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
+use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Int, Tensor};
 
-use super::batch::TokenRows;
 use super::trainer::GrpoTrainer;
 use crate::error::Result;
 use crate::loss::{GrpoLoss, GrpoLossInputs, GrpoLossMetrics, completion_loss_mask};
-use crate::optim::clip_grad_norm;
+use crate::optim::clipped_adamw_step;
 use crate::reference::sync_reference_model;
+use crate::rollout::plan_micro_batches;
+use crate::rollout::rows::TokenRows;
 
 /// One micro-batch, ready for the loss.
 pub(super) struct MicroBatch<B: AutodiffBackend> {
@@ -39,16 +40,6 @@ pub(super) struct UpdateOutcome {
     pub grad_norm: Option<f32>,
     pub entropy: Option<f32>,
     pub loss_metrics: GrpoLossMetrics,
-}
-
-/// Splits the selected completions into at most `accumulation_steps` micro-batches of equal
-/// size (the last may be shorter), in order. Every index lands in exactly one micro-batch.
-pub(super) fn plan_micro_batches(selected: &[usize], accumulation_steps: usize) -> Vec<&[usize]> {
-    if selected.is_empty() {
-        return Vec::new();
-    }
-    let chunks = accumulation_steps.clamp(1, selected.len());
-    selected.chunks(selected.len().div_ceil(chunks)).collect()
 }
 
 /// Loss, entropy and loss metrics summed over the micro-batches and iterations of one update.
@@ -294,17 +285,22 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
     /// non-finite norm skips the step, as TRL does).
     fn optimizer_step(&mut self, grads: GradientsParams, step: usize) -> Result<f32> {
         let config = &self.config;
-        let max_norm = config.optimizer.max_grad_norm.unwrap_or(f32::INFINITY);
-        let (grads, norm) = clip_grad_norm(self.model(), grads, max_norm);
-        if !norm.is_finite() {
-            return Ok(norm);
-        }
         let lr = config.optimizer.learning_rate_at(step, config.max_steps);
         let model = self
             .model
             .take()
             .expect("the model is present outside optimiser steps");
-        self.model = Some(self.optimizer.step(lr, model, grads));
+        let (model, norm) = clipped_adamw_step(
+            &mut self.optimizer,
+            model,
+            grads,
+            config.optimizer.max_grad_norm,
+            lr,
+        );
+        self.model = Some(model);
+        if !norm.is_finite() {
+            return Ok(norm);
+        }
         let done = step + 1;
         if config.sync_ref_model
             && done.is_multiple_of(config.ref_model_sync_steps)
@@ -323,29 +319,6 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn micro_batch_plan_covers_every_completion_once() {
-        let selected: Vec<usize> = (0..10).collect();
-        for steps in 0..=12 {
-            let plan = plan_micro_batches(&selected, steps);
-            let flat: Vec<usize> = plan.iter().flat_map(|c| c.iter().copied()).collect();
-            assert_eq!(flat, selected, "accumulation steps {steps}");
-            assert!(
-                plan.len() <= steps.clamp(1, 10),
-                "{steps}: {} chunks",
-                plan.len()
-            );
-        }
-        assert_eq!(
-            plan_micro_batches(&selected, 4)
-                .iter()
-                .map(|c| c.len())
-                .collect::<Vec<_>>(),
-            [3, 3, 3, 1]
-        );
-        assert!(plan_micro_batches(&[], 4).is_empty());
-    }
 
     #[test]
     fn tally_averages_over_iterations_and_tokens() {

@@ -121,7 +121,7 @@ impl SftBatch {
         let device = model.device();
         let config = model.config();
         let inputs = self.attention_inputs(config, &device);
-        let mut hidden = model.embed_tokens.forward(self.ids_tensor(&device));
+        let mut hidden = model.embed(self.ids_tensor(&device));
         for layer in &model.layers {
             hidden = layer.forward(hidden, &inputs, None);
         }
@@ -140,7 +140,7 @@ impl SftBatch {
     ) -> (Tensor<B, 3>, CheckpointedLayers<B>) {
         let device = model.device();
         let inputs = self.attention_inputs(model.config(), &device);
-        let embedded = model.embed_tokens.forward(self.ids_tensor(&device));
+        let embedded = model.embed(self.ids_tensor(&device));
         let layers = CheckpointedLayers::forward(&model.layers, embedded, &inputs);
         (model.logits(model.norm.forward(layers.output())), layers)
     }

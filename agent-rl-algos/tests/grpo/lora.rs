@@ -3,8 +3,9 @@
 //! one does.
 
 use agent_rl_algos::{GrpoConfig, GrpoTrainer};
-use agent_rl_core::lora::LoraConfig;
+use agent_rl_core::lora::{BaseDtype, LoraConfig};
 use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
+use burn::tensor::DType;
 
 use super::common::{chars_per_token, parameters, prompts};
 use crate::B;
@@ -32,12 +33,20 @@ fn lora() -> LoraConfig {
 }
 
 fn trainer(resume: Option<&std::path::Path>, dir: &std::path::Path) -> GrpoTrainer<B> {
+    trainer_with(lora(), resume, dir)
+}
+
+fn trainer_with(
+    lora: LoraConfig,
+    resume: Option<&std::path::Path>,
+    dir: &std::path::Path,
+) -> GrpoTrainer<B> {
     let builder = GrpoTrainer::builder(
         tiny_qwen2::<B>(1, &Default::default()),
         tiny_tokenizer().expect("fixture tokenizer"),
     )
     .with_config(config())
-    .with_lora(lora())
+    .with_lora(lora)
     .add_reward(chars_per_token())
     .with_checkpointing(dir, 2);
     match resume {
@@ -111,6 +120,36 @@ fn lora_run_trains_adapters_only_and_resumes_exactly() {
     .with_resume_from(&midway)
     .build();
     assert!(other.is_err_and(|e| e.to_string().contains("adapter")));
+}
+
+#[test]
+fn lora_on_a_bf16_base_trains_and_resumes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tasks = prompts(3);
+    let half = LoraConfig {
+        base_dtype: BaseDtype::Bf16,
+        ..lora()
+    };
+    let mut full = trainer_with(half.clone(), None, dir.path());
+    assert_eq!(full.model().base_weight_dtype(), DType::BF16);
+    let base = parameters(&full.model().without_adapters());
+    let report = full.train(&tasks).expect("training runs");
+    let kl = report.steps[3]
+        .loss_metrics
+        .kl
+        .expect("beta > 0 logs the KL");
+    assert!(kl > 0.0, "the adapters moved the policy from the bf16 base");
+    assert_eq!(full.model().base_weight_dtype(), DType::BF16);
+    assert_eq!(parameters(&full.model().without_adapters()), base);
+
+    let midway = dir.path().join("checkpoint-2");
+    let mut resumed = trainer_with(half, Some(&midway), &dir.path().join("resumed"));
+    assert_eq!(resumed.model().base_weight_dtype(), DType::BF16);
+    let rest = resumed.train(&tasks).expect("training resumes");
+    for (a, b) in report.steps[2..].iter().zip(&rest.steps) {
+        assert_eq!(a.reward, b.reward, "same rollouts after resuming");
+        assert!((a.loss - b.loss).abs() < 1e-6, "{} vs {}", a.loss, b.loss);
+    }
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 mod checkpointing;
 mod common;
-pub(crate) use common::parameters;
+pub(crate) use common::{chars_per_token, parameters, prompts};
 mod crash_safety;
 mod curriculum;
 mod learning;

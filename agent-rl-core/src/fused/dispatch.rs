@@ -10,6 +10,7 @@ use super::autodiff::{self, AutodiffFlex};
 use super::autodiff_products;
 use super::downcast::{downcast, upcast};
 use super::flex::{self as kernels, contiguous};
+use super::half_linear::{self, is_half};
 use super::kv_append;
 use super::products::{self, viewable};
 
@@ -218,6 +219,9 @@ pub(super) fn linear<B: Backend>(
 ) -> Result<Tensor<B, 2>, Linear<B>> {
     let [_, features] = x.dims();
     let [rows, width] = weight.dims();
+    if features == rows && x.dtype() == DType::F32 && is_half(weight.dtype()) {
+        return half_precision_linear(x, weight, bias);
+    }
     let fits = features == rows
         && x.dtype() == DType::F32
         && weight.dtype() == DType::F32
@@ -240,6 +244,41 @@ pub(super) fn linear<B: Backend>(
         Reached::Autodiff((x, weight, bias)) => Ok(upcast(wrap::<AutodiffFlex, 2>(
             autodiff_products::linear(primitive(x), primitive(weight), bias.map(primitive)),
         ))),
+        Reached::Other(inputs) => Err(inputs),
+    }
+}
+
+/// [`linear`] with a half-precision weight: widened per block on Flex, and under autodiff only
+/// while the weight is frozen (untracked); `Err` otherwise.
+fn half_precision_linear<B: Backend>(
+    x: Tensor<B, 2>,
+    weight: Tensor<B, 2>,
+    bias: Option<Tensor<B, 1>>,
+) -> Result<Tensor<B, 2>, Linear<B>> {
+    let width = weight.dims()[1];
+    if !bias
+        .as_ref()
+        .is_none_or(|b| b.dims() == [width] && b.dtype() == DType::F32)
+    {
+        return Err((x, weight, bias));
+    }
+    match reach::<_, Linear<Flex>, Linear<AutodiffFlex>>((x, weight, bias)) {
+        Reached::Flex((x, weight, bias)) => {
+            let bias = bias.map(primitive);
+            let out =
+                half_linear::forward(&viewable(&primitive(x)), &primitive(weight), bias.as_ref());
+            Ok(upcast(wrap::<Flex, 2>(out)))
+        }
+        Reached::Autodiff((x, weight, bias)) => {
+            let (x, weight, bias) = (primitive(x), primitive(weight), bias.map(primitive));
+            if weight.is_tracked() {
+                let inputs = (wrap(x), wrap(weight), bias.map(wrap));
+                return Err(upcast::<Linear<AutodiffFlex>, _>(inputs));
+            }
+            Ok(upcast(wrap::<AutodiffFlex, 2>(half_linear::linear(
+                x, weight, bias,
+            ))))
+        }
         Reached::Other(inputs) => Err(inputs),
     }
 }

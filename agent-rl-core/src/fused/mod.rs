@@ -22,12 +22,16 @@ mod flex;
 #[cfg(feature = "flex")]
 mod gemm;
 #[cfg(feature = "flex")]
+mod half_linear;
+#[cfg(feature = "flex")]
 mod kv_append;
 #[cfg(feature = "flex")]
 mod products;
 #[cfg(feature = "flex")]
 mod rows;
 
+#[cfg(all(test, feature = "flex"))]
+mod half_tests;
 mod plain;
 #[cfg(all(test, feature = "flex"))]
 mod tests;
@@ -128,6 +132,11 @@ pub(crate) fn swap_middle<B: Backend>(
 }
 
 /// `x · weight + bias` for `x` `[tokens, in]`, `weight` `[in, out]` and `bias` `[out]`.
+///
+/// A half-precision (bf16/f16) `weight` beside an `f32` `x` is a frozen LoRA base
+/// ([`crate::lora::BaseDtype`]): on Flex it is widened to `f32` one block at a time (forward and
+/// input gradient) and stays half precision in the graph; elsewhere the product runs in the
+/// weight's type and the result is cast back to `x`'s (see [`plain::linear`]).
 pub(crate) fn linear<B: Backend>(
     x: Tensor<B, 2>,
     weight: Tensor<B, 2>,

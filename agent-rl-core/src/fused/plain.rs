@@ -2,6 +2,7 @@
 //! every backend without a kernel, and are what the tests compare the kernels with.
 
 use burn::prelude::*;
+use burn::tensor::FloatDType;
 use burn::tensor::activation::{log_softmax, silu, softmax};
 
 /// `silu(gate) * up`.
@@ -65,13 +66,26 @@ pub(crate) fn token_scores<B: Backend>(
     (logprobs, entropies)
 }
 
-/// `x · weight + bias`.
+/// `x · weight + bias`. When `weight` has another float type than `x` (a half-precision frozen
+/// base), `x` is cast to the weight's type for the product and the result cast back: the graph
+/// then keeps the weight itself (no widened copy) and the product runs at the weight's precision,
+/// as PyTorch's autocast does.
 pub(crate) fn linear<B: Backend>(
     x: Tensor<B, 2>,
     weight: Tensor<B, 2>,
     bias: Option<Tensor<B, 1>>,
 ) -> Tensor<B, 2> {
-    burn::tensor::module::linear(x, weight, bias)
+    let (x_dtype, w_dtype) = (x.dtype(), weight.dtype());
+    if x_dtype == w_dtype {
+        return burn::tensor::module::linear(x, weight, bias);
+    }
+    // A float tensor's type is always a float type.
+    let (x_float, w_float) = (FloatDType::from(x_dtype), FloatDType::from(w_dtype));
+    let out = x.cast(w_float).matmul(weight).cast(x_float);
+    match bias {
+        Some(bias) => out + bias.cast(x_float).unsqueeze(),
+        None => out,
+    }
 }
 
 /// `a · b` per matrix.

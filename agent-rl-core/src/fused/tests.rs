@@ -9,10 +9,10 @@ use burn_flex::Flex;
 
 use super::plain;
 
-type Ad = Autodiff<Flex>;
+pub(super) type Ad = Autodiff<Flex>;
 
 /// Deterministic values in `[-2, 2)`.
-fn values(count: usize, seed: u64) -> Vec<f32> {
+pub(super) fn values(count: usize, seed: u64) -> Vec<f32> {
     let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1);
     (0..count)
         .map(|_| {
@@ -25,19 +25,19 @@ fn values(count: usize, seed: u64) -> Vec<f32> {
 }
 
 /// A leaf that wants a gradient.
-fn leaf<const D: usize>(shape: [usize; D], seed: u64) -> Tensor<Ad, D> {
+pub(super) fn leaf<const D: usize>(shape: [usize; D], seed: u64) -> Tensor<Ad, D> {
     let data = TensorData::new(values(shape.iter().product(), seed), shape);
     Tensor::<Ad, D>::from_data(data, &Default::default()).require_grad()
 }
 
 /// A constant of the same shape, to weight outputs before summing them into a loss.
-fn weights_like<const D: usize>(x: &Tensor<Ad, D>, seed: u64) -> Tensor<Ad, D> {
+pub(super) fn weights_like<const D: usize>(x: &Tensor<Ad, D>, seed: u64) -> Tensor<Ad, D> {
     let shape = x.dims();
     let data = TensorData::new(values(shape.iter().product(), seed), shape);
     Tensor::from_data(data, &Default::default())
 }
 
-fn assert_close<B: Backend, const D: usize>(
+pub(super) fn assert_close<B: Backend, const D: usize>(
     actual: Tensor<B, D>,
     expected: Tensor<B, D>,
     what: &str,

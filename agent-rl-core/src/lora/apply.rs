@@ -2,8 +2,10 @@
 
 use burn::module::{Module, Param};
 use burn::prelude::*;
+use burn::tensor::FloatDType;
 
 use super::adapter::{AttentionLora, LoraAdapter, MlpLora};
+use super::base_dtype::{cast_base_weights, store_base_as};
 use super::config::{LoraConfig, LoraTarget};
 use crate::config::Qwen2Config;
 use crate::error::CoreError;
@@ -79,8 +81,9 @@ pub(crate) fn set_adapters<B: Backend>(
     });
 }
 
-/// `model` with its base weights frozen (no gradients, no optimizer state) and fresh adapters
-/// (`A` seeded from `seed`, `B` zero, so the outputs are unchanged) on `config`'s targets.
+/// `model` with its base weights frozen (no gradients, no optimizer state), stored as
+/// `config.base_dtype`, and fresh adapters (`A` seeded from `seed`, `B` zero, so the outputs are
+/// unchanged) on `config`'s targets.
 ///
 /// ```
 /// use agent_rl_core::lora::{LoraConfig, apply_lora};
@@ -94,8 +97,9 @@ pub(crate) fn set_adapters<B: Backend>(
 /// ```
 ///
 /// # Errors
-/// [`CoreError::InvalidArgument`] for an invalid config (the field named) or a model that
-/// already has adapters (field `model`).
+/// [`CoreError::InvalidArgument`] for an invalid config (the field named), a model that
+/// already has adapters (field `model`), or a half-precision `base_dtype` the backend cannot
+/// compute with (field `lora.base_dtype`).
 pub fn apply_lora<B: Backend>(
     model: Qwen2ForCausalLm<B>,
     config: &LoraConfig,
@@ -110,7 +114,7 @@ pub fn apply_lora<B: Backend>(
     }
     let targets = config.targets()?;
     let device = model.device();
-    let mut model = model.no_grad();
+    let mut model = store_base_as(model.no_grad(), config.base_dtype)?;
     let model_config = model.config.clone();
     for (index, layer) in model.layers.iter_mut().enumerate() {
         set_adapters(layer, |target| {
@@ -173,13 +177,17 @@ impl<B: Backend> Qwen2ForCausalLm<B> {
 
     /// This model with every adapter folded into its base weight (`W + scale · B A`, PEFT's
     /// `merge_and_unload`) and removed: a plain model that [`crate::weights::save_pretrained`]
-    /// writes as a full Hugging Face checkpoint.
-    pub fn merge_adapters(mut self) -> Self {
-        let config = self.config.clone();
+    /// writes as a full Hugging Face checkpoint. A half-precision base
+    /// ([`super::BaseDtype`]) comes back in the model's own float type (its norms'), so the
+    /// merged model is an ordinary one.
+    pub fn merge_adapters(self) -> Self {
+        let float = FloatDType::from(self.norm.weight.dtype());
+        let mut model = cast_base_weights(self, float);
+        let config = model.config.clone();
         let q = config.num_attention_heads * config.head_size();
         let kv = config.kv_heads() * config.head_size();
         let inter = config.intermediate_size;
-        for layer in &mut self.layers {
+        for layer in &mut model.layers {
             let attn = layer.self_attn.lora.take();
             let mlp = layer.mlp.lora.take();
             let fused = [
@@ -208,6 +216,6 @@ impl<B: Backend> Qwen2ForCausalLm<B> {
                 layer.mlp.down_proj.weight = add_columns(weight, 0, adapter.merged_update());
             }
         }
-        self
+        model
     }
 }

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::base_dtype::BaseDtype;
 use crate::error::CoreError;
 
 /// One linear projection of a Qwen2 decoder layer, by its Hugging Face module name.
@@ -114,6 +115,10 @@ pub struct LoraConfig {
     pub use_rslora: bool,
     /// Initialisation of `A` (`B` starts at zero). Default [`LoraInit::Kaiming`].
     pub init: LoraInit,
+    /// Storage type of the frozen base weights (`"f32"`, `"bf16"`, `"f16"`): see
+    /// [`BaseDtype`]. Default `f32`. Not part of PEFT's adapter files (it is how this run holds
+    /// the base, not a property of the adapter).
+    pub base_dtype: BaseDtype,
 }
 
 impl Default for LoraConfig {
@@ -125,6 +130,7 @@ impl Default for LoraConfig {
             target_modules: vec!["all-linear".to_owned()],
             use_rslora: false,
             init: LoraInit::Kaiming,
+            base_dtype: BaseDtype::F32,
         }
     }
 }
@@ -193,10 +199,12 @@ impl LoraConfig {
     }
 
     /// This config with `target_modules` spelled out in layer order (`all-linear` resolved, as
-    /// PEFT writes it to `adapter_config.json`), for comparing configs; unchanged when the list
-    /// is invalid.
+    /// PEFT writes it to `adapter_config.json`) and `base_dtype` `f32` (adapter files do not
+    /// record it), for comparing the adapters two configs describe; unchanged otherwise when the
+    /// list is invalid.
     pub fn resolved(&self) -> LoraConfig {
         let mut out = self.clone();
+        out.base_dtype = BaseDtype::F32;
         if let Ok(targets) = self.targets() {
             out.target_modules = targets.iter().map(|t| t.name().to_owned()).collect();
         }
@@ -293,6 +301,11 @@ mod tests {
         let text = r#"{"r": 4, "alpha": 8, "target_modules": ["q_proj"], "init": "gaussian"}"#;
         let config: LoraConfig = serde_json::from_str(text).expect("a valid config");
         assert_eq!(config.init, LoraInit::Gaussian);
+        assert_eq!(config.base_dtype, BaseDtype::F32);
+        let half: LoraConfig = serde_json::from_str(r#"{"base_dtype": "bf16"}"#).expect("valid");
+        assert_eq!(half.base_dtype, BaseDtype::Bf16);
+        assert_eq!(half.resolved(), LoraConfig::default().resolved());
+        assert!(serde_json::from_str::<LoraConfig>(r#"{"base_dtype": "f8"}"#).is_err());
         assert_eq!(config.dropout, 0.0);
         assert!(serde_json::from_str::<LoraConfig>(r#"{"rank": 4}"#).is_err());
     }

@@ -10,6 +10,7 @@
 //! | need | item |
 //! |---|---|
 //! | settings (`[lora]` in run files) | [`LoraConfig`], [`LoraTarget`], [`LoraInit`] |
+//! | frozen base in bf16/f16 | [`LoraConfig::base_dtype`], [`BaseDtype`] |
 //! | add adapters | [`apply_lora`] |
 //! | reference policy (adapters off, no copy) | [`Qwen2ForCausalLm::without_adapters`] |
 //! | full checkpoint | [`Qwen2ForCausalLm::merge_adapters`] then [`crate::weights::save_pretrained`], or [`merge_adapter_checkpoint`] on directories |
@@ -20,6 +21,7 @@
 
 mod adapter;
 mod apply;
+mod base_dtype;
 mod config;
 mod merge;
 mod peft;
@@ -28,6 +30,7 @@ mod peft_config;
 pub(crate) use adapter::with_delta;
 pub use adapter::{AttentionLora, LoraAdapter, MlpLora};
 pub use apply::apply_lora;
+pub use base_dtype::BaseDtype;
 pub use config::{LoraConfig, LoraInit, LoraTarget};
 pub use merge::merge_adapter_checkpoint;
 pub use peft::{ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, load_adapter, peft_key, save_adapter};

@@ -142,6 +142,7 @@ impl PeftConfigFile {
             target_modules,
             use_rslora: self.use_rslora,
             init,
+            base_dtype: super::BaseDtype::F32,
         };
         config.validate()?;
         Ok(config)

@@ -161,11 +161,7 @@ impl<B: AutodiffBackend> Qwen2ForCausalLm<B> {
         let device = input_ids.device();
         let positions: Vec<Vec<usize>> = mask.iter().map(|row| positions_from_mask(row)).collect();
         let inputs = AttentionInputs::new(mask, &positions, 0, self.config(), &device);
-        let layers = CheckpointedLayers::forward(
-            &self.layers,
-            self.embed_tokens.forward(input_ids),
-            &inputs,
-        );
+        let layers = CheckpointedLayers::forward(&self.layers, self.embed(input_ids), &inputs);
         (self.norm.forward(layers.output()), layers)
     }
 }

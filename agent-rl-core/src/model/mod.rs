@@ -15,6 +15,7 @@ mod mlp;
 mod qwen2;
 mod rms_norm;
 mod rotary;
+mod score_head;
 
 pub use attention::Attention;
 pub use checkpointing::{CheckpointedLayers, backward_through};
@@ -26,3 +27,4 @@ pub use qwen2::Qwen2ForCausalLm;
 pub(crate) use qwen2::ids_tensor as qwen2_ids_tensor;
 pub use rms_norm::RmsNorm;
 pub use rotary::{RotaryShape, RotaryTables};
+pub use score_head::{Qwen2ForSequenceClassification, SCORE_HEAD_INIT_STD, last_token_indices};

@@ -3,6 +3,7 @@
 use burn::module::Param;
 use burn::nn::Embedding;
 use burn::prelude::*;
+use burn::tensor::FloatDType;
 
 use super::decoder_layer::DecoderLayer;
 use super::kv_cache::KvCache;
@@ -51,6 +52,22 @@ impl<B: Backend> Qwen2ForCausalLm<B> {
         self.embed_tokens.weight.val().device()
     }
 
+    /// The token embeddings of `input_ids`, in the model's float type (its norms'): an
+    /// embedding held in half precision ([`crate::lora::BaseDtype`]) is widened after the
+    /// lookup.
+    ///
+    /// # Shapes
+    /// - `input_ids`: `[batch, seq]` → `[batch, seq, hidden]`
+    pub fn embed(&self, input_ids: Tensor<B, 2, Int>) -> Tensor<B, 3> {
+        let x = self.embed_tokens.forward(input_ids);
+        let float = self.norm.weight.dtype();
+        if x.dtype() == float {
+            x
+        } else {
+            x.cast(FloatDType::from(float))
+        }
+    }
+
     /// Final hidden states (after the last norm), for value and reward heads.
     ///
     /// `mask[b]` marks the real tokens of the new positions (false = left padding). With a
@@ -66,7 +83,7 @@ impl<B: Backend> Qwen2ForCausalLm<B> {
     ) -> Tensor<B, 3> {
         let config = self.config();
         let device = input_ids.device();
-        let mut x = self.embed_tokens.forward(input_ids);
+        let mut x = self.embed(input_ids);
         match cache {
             Some(cache) => {
                 let past = cache.past_len();

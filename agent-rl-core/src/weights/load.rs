@@ -29,9 +29,51 @@ pub struct LoadReport {
     pub unused: Vec<String>,
 }
 
-struct ReaderSource<'a> {
+/// Reads tensors from a [`CheckpointReader`], remembering which keys it read.
+pub(crate) struct ReaderSource<'a> {
     reader: &'a CheckpointReader,
     applied: BTreeSet<String>,
+}
+
+impl<'a> ReaderSource<'a> {
+    /// A source over `reader` that has read nothing yet.
+    pub(crate) fn new(reader: &'a CheckpointReader) -> Self {
+        Self {
+            reader,
+            applied: BTreeSet::new(),
+        }
+    }
+
+    /// The [`LoadReport`] of what was read, failing on unread keys that `is_ignorable` does not
+    /// excuse unless `options` allow them.
+    pub(crate) fn finish(
+        self,
+        options: LoadOptions,
+        is_ignorable: impl Fn(&str) -> bool,
+    ) -> Result<LoadReport, CoreError> {
+        let applied = self.applied;
+        let unused: Vec<String> = self
+            .reader
+            .keys()
+            .filter(|key| !applied.contains(*key))
+            .map(str::to_owned)
+            .collect();
+        let unexpected: Vec<String> = unused
+            .iter()
+            .filter(|key| !is_ignorable(key))
+            .cloned()
+            .collect();
+        if !unexpected.is_empty() && !options.allow_unexpected {
+            return Err(CoreError::UnexpectedTensors {
+                file: self.reader.origin.clone(),
+                keys: unexpected,
+            });
+        }
+        Ok(LoadReport {
+            applied: applied.into_iter().collect(),
+            unused,
+        })
+    }
 }
 
 impl TensorSource for ReaderSource<'_> {
@@ -60,33 +102,8 @@ pub fn load_pretrained<B: Backend>(
 ) -> Result<(Qwen2ForCausalLm<B>, LoadReport), CoreError> {
     let config = Qwen2Config::from_file(&dir.join("config.json"))?;
     let reader = CheckpointReader::open(dir)?;
-    let mut source = ReaderSource {
-        reader: &reader,
-        applied: BTreeSet::new(),
-    };
+    let mut source = ReaderSource::new(&reader);
     let model = build_model(&config, &mut source, device)?;
-    let applied = source.applied;
-    let unused: Vec<String> = reader
-        .keys()
-        .filter(|key| !applied.contains(*key))
-        .map(str::to_owned)
-        .collect();
-    let unexpected: Vec<String> = unused
-        .iter()
-        .filter(|key| !is_ignorable(key, &config))
-        .cloned()
-        .collect();
-    if !unexpected.is_empty() && !options.allow_unexpected {
-        return Err(CoreError::UnexpectedTensors {
-            file: reader.origin.clone(),
-            keys: unexpected,
-        });
-    }
-    Ok((
-        model,
-        LoadReport {
-            applied: applied.into_iter().collect(),
-            unused,
-        },
-    ))
+    let report = source.finish(options, |key| is_ignorable(key, &config))?;
+    Ok((model, report))
 }

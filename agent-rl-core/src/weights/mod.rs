@@ -8,9 +8,11 @@ pub mod names;
 mod random;
 mod reader;
 mod save;
+mod score_checkpoint;
 
 pub use build::{TensorSource, build_model};
 pub use load::{LoadOptions, LoadReport, load_pretrained};
 pub use random::{RandomSource, random_model};
 pub use reader::{CheckpointReader, StorageDtype};
 pub use save::{SaveOptions, save_pretrained};
+pub use score_checkpoint::SCORE_KEY;

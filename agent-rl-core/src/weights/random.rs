@@ -26,6 +26,11 @@ impl RandomSource {
         }
     }
 
+    /// `count` draws of Normal(0, std).
+    pub(crate) fn normals(&mut self, count: usize) -> Vec<f32> {
+        (0..count).map(|_| self.std * self.normal()).collect()
+    }
+
     fn normal(&mut self) -> f32 {
         // Box–Muller; two uniforms per sample keeps the stream simple and portable.
         let u1: f32 = self.rng.random::<f32>().max(f32::MIN_POSITIVE);

@@ -8,8 +8,9 @@ use safetensors::tensor::{Dtype, TensorView};
 use serde_json::{Value, json};
 
 use super::build::transpose;
-use super::names::{checkpoint_tensors, layer_prefix};
+use super::names::{HfTensor, checkpoint_tensors, layer_prefix};
 use super::reader::StorageDtype;
+use crate::config::Qwen2Config;
 use crate::error::CoreError;
 use crate::model::Qwen2ForCausalLm;
 
@@ -143,42 +144,60 @@ fn write_json(path: &Path, value: &Value) -> Result<(), CoreError> {
         path: path.to_owned(),
         source,
     })?;
-    std::fs::write(path, text).map_err(|source| CoreError::Io {
+    crate::atomic::write_atomic(path, text.as_bytes()).map_err(|source| CoreError::Io {
         path: path.to_owned(),
         source,
     })
 }
 
-/// Writes `dir/config.json` and `dir/model.safetensors` (or HF-named shards plus
-/// `model.safetensors.index.json` above `max_shard_bytes`) with HF key names, so the model loads
-/// unchanged in transformers and vLLM. A model with LoRA adapters is written merged
-/// ([`Qwen2ForCausalLm::merge_adapters`]); save the adapters alone with
-/// [`crate::lora::save_adapter`].
-///
-/// # Errors
-/// [`CoreError::Io`] / [`CoreError::Safetensors`] when writing fails.
-pub fn save_pretrained<B: Backend>(
+/// Every HF tensor of `model` (adapters merged in when it has any), keyed as in
+/// [`checkpoint_tensors`].
+pub(crate) fn export_tensors<B: Backend>(
     model: &Qwen2ForCausalLm<B>,
+) -> BTreeMap<String, Vec<f32>> {
+    // A model with LoRA adapters is saved as what it computes: the adapters merged.
+    if model.has_adapters() {
+        export(&model.clone().merge_adapters())
+    } else {
+        export(model)
+    }
+}
+
+/// `config.json` of `config` for the HF class `architecture`, nulls dropped.
+pub(crate) fn config_json(
+    config: &Qwen2Config,
+    architecture: &str,
+    options: SaveOptions,
     dir: &Path,
+) -> Result<serde_json::Map<String, Value>, CoreError> {
+    let value = serde_json::to_value(config).map_err(|source| CoreError::Json {
+        path: dir.join("config.json"),
+        source,
+    })?;
+    let mut map = match value {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    };
+    map.retain(|_, value| !value.is_null());
+    map.insert("architectures".into(), json!([architecture]));
+    map.insert("torch_dtype".into(), json!(options.dtype.torch_name()));
+    Ok(map)
+}
+
+/// Writes `dir/config.json` and the tensors of `layout` (data from `tensors`, HF shapes) as
+/// `model.safetensors` or HF-named shards plus an index, each file replaced atomically.
+pub(crate) fn write_snapshot(
+    dir: &Path,
+    config: &serde_json::Map<String, Value>,
+    layout: &[HfTensor],
+    tensors: &BTreeMap<String, Vec<f32>>,
     options: SaveOptions,
 ) -> Result<(), CoreError> {
     std::fs::create_dir_all(dir).map_err(|source| CoreError::Io {
         path: dir.to_owned(),
         source,
     })?;
-    let config = model.config();
-    let mut config_json = serde_json::to_value(config).map_err(|source| CoreError::Json {
-        path: dir.join("config.json"),
-        source,
-    })?;
-    if let Value::Object(map) = &mut config_json {
-        map.retain(|_, value| !value.is_null());
-        map.insert("architectures".into(), json!(["Qwen2ForCausalLM"]));
-        map.insert("torch_dtype".into(), json!(options.dtype.torch_name()));
-    }
-    write_json(&dir.join("config.json"), &config_json)?;
-
-    let layout = checkpoint_tensors(config);
+    write_json(&dir.join("config.json"), &Value::Object(config.clone()))?;
     let mut shards: Vec<Vec<usize>> = vec![Vec::new()];
     let mut shard_bytes = 0usize;
     for (index, tensor) in layout.iter().enumerate() {
@@ -192,12 +211,6 @@ pub fn save_pretrained<B: Backend>(
             last.push(index);
         }
     }
-    // A model with LoRA adapters is saved as what it computes: the adapters merged.
-    let tensors = if model.has_adapters() {
-        export(&model.clone().merge_adapters())
-    } else {
-        export(model)
-    };
     let dtype = match options.dtype {
         StorageDtype::F32 => Dtype::F32,
         StorageDtype::Bf16 => Dtype::BF16,
@@ -237,11 +250,13 @@ pub fn save_pretrained<B: Backend>(
             "format".to_owned(),
             "pt".to_owned(),
         )]));
-        safetensors::serialize_to_file(views, metadata, &path).map_err(|err| {
-            CoreError::Safetensors {
-                file: path.clone(),
-                reason: err.to_string(),
-            }
+        crate::atomic::replace_with(&path, |temporary| {
+            safetensors::serialize_to_file(views, metadata, temporary)
+                .map_err(|err| std::io::Error::other(err.to_string()))
+        })
+        .map_err(|err| CoreError::Safetensors {
+            file: path.clone(),
+            reason: err.to_string(),
         })?;
     }
     if count > 1 {
@@ -251,4 +266,23 @@ pub fn save_pretrained<B: Backend>(
         )?;
     }
     Ok(())
+}
+
+/// Writes `dir/config.json` and `dir/model.safetensors` (or HF-named shards plus
+/// `model.safetensors.index.json` above `max_shard_bytes`) with HF key names, so the model loads
+/// unchanged in transformers and vLLM. Each file is replaced atomically (a crash leaves the old
+/// file or the new one). A model with LoRA adapters is written merged
+/// ([`Qwen2ForCausalLm::merge_adapters`]); save the adapters alone with
+/// [`crate::lora::save_adapter`].
+///
+/// # Errors
+/// [`CoreError::Io`] / [`CoreError::Safetensors`] when writing fails.
+pub fn save_pretrained<B: Backend>(
+    model: &Qwen2ForCausalLm<B>,
+    dir: &Path,
+    options: SaveOptions,
+) -> Result<(), CoreError> {
+    let config = config_json(model.config(), "Qwen2ForCausalLM", options, dir)?;
+    let layout = checkpoint_tensors(model.config());
+    write_snapshot(dir, &config, &layout, &export_tensors(model), options)
 }

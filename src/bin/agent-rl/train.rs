@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use agent_rl::algos::toy::{toy_model_config, toy_tokenizer};
 use agent_rl::backend::probe_cuda;
+use agent_rl::core::lora::{BaseDtype, LoraConfig};
 use agent_rl::core::weights::{LoadOptions, load_pretrained, random_model};
 use agent_rl::core::{ChatTokenizer, Qwen2ForCausalLm};
 use anyhow::Context;
@@ -41,6 +42,33 @@ pub struct TrainArgs {
     /// Activation checkpointing (sets `gradient_checkpointing = true` in `[sft]`/`[grpo]`).
     #[arg(long)]
     pub gradient_checkpointing: bool,
+    /// Hold the frozen LoRA base in this type: f32, bf16 or f16 (sets `base_dtype` in
+    /// `[lora]`); needs a `[lora]` section.
+    #[arg(long, value_name = "TYPE")]
+    pub base_dtype: Option<BaseDtype>,
+}
+
+/// Applies `--base-dtype` to the run file's `[lora]` section.
+///
+/// # Errors
+/// A half-precision type without `[lora]`: full fine-tuning keeps every weight in `f32`.
+pub fn set_base_dtype(
+    lora: &mut Option<LoraConfig>,
+    dtype: Option<BaseDtype>,
+    file: &Path,
+) -> anyhow::Result<()> {
+    match (dtype, lora) {
+        (None, _) | (Some(BaseDtype::F32), None) => Ok(()),
+        (Some(dtype), Some(lora)) => {
+            lora.base_dtype = dtype;
+            Ok(())
+        }
+        (Some(dtype), None) => anyhow::bail!(
+            "--base-dtype {dtype} needs LoRA: {} has no [lora] section (full fine-tuning trains \
+             every weight and keeps them in f32)",
+            file.display()
+        ),
+    }
 }
 
 /// A trainer to run on a chosen autodiff backend.

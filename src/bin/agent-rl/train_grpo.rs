@@ -31,6 +31,7 @@ impl GrpoJob {
     pub fn new(args: TrainArgs) -> anyhow::Result<Self> {
         let mut config: GrpoRunConfig = load(&args.config, "grpo")?;
         config.grpo.gradient_checkpointing |= args.gradient_checkpointing;
+        crate::train::set_base_dtype(&mut config.lora, args.base_dtype, &args.config)?;
         let file = args.config.display();
         config
             .grpo

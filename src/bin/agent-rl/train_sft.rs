@@ -33,6 +33,7 @@ impl SftJob {
         }
         let mut config: SftRunConfig = load(&args.config, "sft")?;
         config.sft.gradient_checkpointing |= args.gradient_checkpointing;
+        crate::train::set_base_dtype(&mut config.lora, args.base_dtype, &args.config)?;
         config
             .sft
             .validate()

@@ -85,7 +85,8 @@ pub fn mul(a: &PyValue, b: &PyValue) -> Result<PyValue, CallError> {
 /// Python's `TypeError`; `ZeroDivisionError` text for a zero divisor.
 pub fn truediv(a: &PyValue, b: &PyValue) -> Result<PyValue, CallError> {
     match (a.as_number(), b.as_number()) {
-        (Some(_), Some(y)) if y == 0.0 => Err(CallError::raised(
+        // The literal pattern compares with `==`, so it matches -0.0 too, as Python does.
+        (Some(_), Some(0.0)) => Err(CallError::raised(
             if as_int(b).is_some() && as_int(a).is_some() {
                 "division by zero"
             } else {
@@ -110,14 +111,14 @@ pub fn truediv(a: &PyValue, b: &PyValue) -> Result<PyValue, CallError> {
 /// # Errors
 /// Python's `TypeError`/`ZeroDivisionError`; unsupported for complex results and overflow.
 pub fn pow(a: &PyValue, b: &PyValue) -> Result<PyValue, CallError> {
-    if let (Some(x), Some(y)) = (as_int(a), as_int(b)) {
-        if y >= 0 {
-            let exponent = u32::try_from(y).map_err(|_| overflow())?;
-            return x
-                .checked_pow(exponent)
-                .map(PyValue::Int)
-                .ok_or_else(overflow);
-        }
+    if let (Some(x), Some(y)) = (as_int(a), as_int(b))
+        && y >= 0
+    {
+        let exponent = u32::try_from(y).map_err(|_| overflow())?;
+        return x
+            .checked_pow(exponent)
+            .map(PyValue::Int)
+            .ok_or_else(overflow);
     }
     let (Some(x), Some(y)) = (a.as_number(), b.as_number()) else {
         return Err(unsupported_operand("** or pow()", a, b));

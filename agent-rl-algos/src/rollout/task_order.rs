@@ -1,8 +1,11 @@
 //! [`TaskOrder`]: which tasks each step trains on, a pure function of the seed and a counter.
 
+use agent_rl_core::Task;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
+
+use crate::error::{AlgoError, Result};
 
 /// Epoch-wise shuffled task order: epoch `e` is a permutation drawn from a ChaCha8 stream
 /// `(seed, e)`, so the tasks of any step depend only on the seed and how many tasks were drawn
@@ -52,6 +55,28 @@ impl TaskOrder {
             .map(|i| self.task_at(position + i))
             .collect()
     }
+}
+
+/// Draws the next `count` tasks of `tasks` in the order of `seed`, from position `*drawn`,
+/// advancing it.
+///
+/// # Errors
+/// [`AlgoError::InvalidInput`] for an empty task list.
+pub(crate) fn draw_tasks(
+    seed: u64,
+    tasks: &[Task],
+    drawn: &mut u64,
+    count: usize,
+) -> Result<Vec<Task>> {
+    if tasks.is_empty() {
+        return Err(AlgoError::input(
+            "tasks",
+            "is empty; give at least one task",
+        ));
+    }
+    let picked = TaskOrder::new(seed, tasks.len()).take(*drawn, count);
+    *drawn += count as u64;
+    Ok(picked.iter().map(|&i| tasks[i].clone()).collect())
 }
 
 #[cfg(test)]

@@ -51,6 +51,20 @@ impl TokenRows {
         }
     }
 
+    /// The rows at `indices`, in that order (same widths).
+    pub fn select(&self, indices: &[usize]) -> Self {
+        Self {
+            ids: indices.iter().map(|&i| self.ids[i].clone()).collect(),
+            attention: indices.iter().map(|&i| self.attention[i].clone()).collect(),
+            completion_len: self.completion_len,
+            policy_tokens: indices
+                .iter()
+                .map(|&i| self.policy_tokens[i].clone())
+                .collect(),
+            truncated: indices.iter().map(|&i| self.truncated[i]).collect(),
+        }
+    }
+
     /// The ids as an Int tensor on `device`.
     ///
     /// # Shapes

@@ -1,0 +1,124 @@
+//! Checkpoints of a PPO run and resuming from them.
+//!
+//! A checkpoint directory holds what a GRPO checkpoint holds (`model/` or with LoRA `adapter/`,
+//! `reference/` when kept, `optimizer.bin`, `config.json`, `trainer_state.json`, `manifest.json`,
+//! written crash-safely by [`write_checkpoint_dir`]) plus the critic: `critic/` in Hugging
+//! Face's `Qwen2ForSequenceClassification` layout and its AdamW state `critic_optimizer.bin`;
+//! `trainer_state.json` also records the KL coefficient of the (adaptive) controller.
+
+use std::path::Path;
+
+use agent_rl_core::Qwen2ForSequenceClassification;
+use agent_rl_core::lora::{load_adapter, save_adapter};
+use agent_rl_core::weights::{LoadOptions, SaveOptions, load_pretrained, save_pretrained};
+use burn::tensor::backend::AutodiffBackend;
+
+use super::trainer::PpoTrainer;
+use crate::checkpoint_dir::{verify_checkpoint_dir, write_checkpoint_dir};
+use crate::error::Result;
+use crate::trainer_state::{
+    FORMAT_VERSION, TrainerState, checkpoint_error, load_optimizer, param_ids, read_trainer_state,
+    save_optimizer, write_json,
+};
+
+impl<B: AutodiffBackend> PpoTrainer<B> {
+    /// Writes a checkpoint to `dir` crash-safely: `dir` appears complete or not at all.
+    ///
+    /// # Errors
+    /// [`crate::AlgoError::Checkpoint`] naming the file that could not be written; model export
+    /// errors.
+    pub fn save_checkpoint(&self, dir: &Path) -> Result<()> {
+        write_checkpoint_dir(dir, |tmp| self.write_checkpoint_files(tmp))?;
+        Ok(())
+    }
+
+    fn write_checkpoint_files(&self, dir: &Path) -> Result<()> {
+        match &self.lora {
+            Some(lora) => save_adapter(self.model(), lora, None, &dir.join("adapter"))?,
+            None => save_pretrained(self.model(), &dir.join("model"), SaveOptions::default())?,
+        }
+        self.critic()
+            .save_pretrained(&dir.join("critic"), SaveOptions::default())?;
+        if let Some(reference) = &self.reference {
+            save_pretrained(reference, &dir.join("reference"), SaveOptions::default())?;
+        }
+        save_optimizer(&self.optimizer, dir, "optimizer")?;
+        save_optimizer(&self.critic_optimizer, dir, "critic_optimizer")?;
+        write_json(&dir.join("config.json"), &self.config)?;
+        write_json(
+            &dir.join("trainer_state.json"),
+            &TrainerState {
+                format_version: FORMAT_VERSION,
+                global_step: self.global_step,
+                seed: self.config.seed,
+                tasks_drawn: self.tasks_drawn,
+                num_tokens: self.num_tokens,
+                param_ids: param_ids(self.model()),
+                critic_param_ids: param_ids(self.critic()),
+                kl_coef: Some(self.kl_controller.value()),
+            },
+        )
+    }
+
+    /// Restores policy, critic, reference, both optimizers, the KL coefficient and the counters
+    /// from a checkpoint written by [`Self::save_checkpoint`] (verified against its manifest
+    /// first). The trainer's config stays in force; its seed must be the checkpoint's.
+    ///
+    /// # Errors
+    /// [`crate::AlgoError::Checkpoint`] for an incomplete or damaged checkpoint, missing files,
+    /// another seed, or optimizer state that does not match the models; model load errors.
+    pub fn load_checkpoint(&mut self, dir: &Path) -> Result<()> {
+        verify_checkpoint_dir(dir)?;
+        let state = read_trainer_state(dir, self.config.seed)?;
+        let device = self.model().device();
+        let model = match &self.lora {
+            Some(lora) => {
+                let adapter_dir = dir.join("adapter");
+                let (model, saved) = load_adapter(self.model().without_adapters(), &adapter_dir)?;
+                if saved.resolved() != lora.resolved() {
+                    return Err(checkpoint_error(
+                        &adapter_dir,
+                        format!("holds an adapter with {saved:?}, the trainer has {lora:?}"),
+                    ));
+                }
+                model
+            }
+            None => load_pretrained::<B>(&dir.join("model"), LoadOptions::default(), &device)?.0,
+        };
+        let (critic, _) = Qwen2ForSequenceClassification::<B>::from_pretrained(
+            &dir.join("critic"),
+            LoadOptions::default(),
+            &device,
+        )?;
+        if self.reference.is_some() {
+            let (reference, _) =
+                load_pretrained(&dir.join("reference"), LoadOptions::default(), &device)?;
+            self.reference = Some(reference);
+        }
+        self.optimizer = load_optimizer(
+            &self.config.optimizer,
+            &model,
+            &state.param_ids,
+            dir,
+            "optimizer",
+            &device,
+        )?;
+        self.critic_optimizer = load_optimizer(
+            &self.config.critic_optimizer(),
+            &critic,
+            &state.critic_param_ids,
+            dir,
+            "critic_optimizer",
+            &device,
+        )?;
+        if let Some(kl_coef) = state.kl_coef {
+            self.kl_controller.set_value(kl_coef);
+        }
+        self.model = Some(model);
+        self.critic = Some(critic);
+        self.global_step = state.global_step;
+        self.tasks_drawn = state.tasks_drawn;
+        self.num_tokens = state.num_tokens;
+        Ok(())
+    }
+}

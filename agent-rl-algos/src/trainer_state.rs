@@ -1,0 +1,166 @@
+//! The run state every RL trainer checkpoints beside its models: the counters
+//! (`trainer_state.json`) and AdamW's moments (`*.bin`), re-keyed on load.
+//!
+//! burn keys optimizer state by parameter id, and ids are fresh after loading a model, so the
+//! ids in module order are saved too and the optimizer record is re-keyed on load.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use burn::module::{AutodiffModule, Module, ModuleVisitor, Param, ParamId};
+use burn::optim::adaptor::OptimizerAdaptor;
+use burn::optim::{AdamW, Optimizer};
+use burn::record::{BinFileRecorder, FullPrecisionSettings, Recorder};
+use burn::tensor::Tensor;
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use serde::{Deserialize, Serialize};
+
+use crate::config::OptimizerConfig;
+use crate::error::{AlgoError, Result};
+use crate::optim::init_adamw;
+
+/// Version of the checkpoint layout written by this crate.
+pub(crate) const FORMAT_VERSION: u32 = 1;
+
+/// The counters of a run, saved as `trainer_state.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainerState {
+    /// Layout version (1).
+    pub format_version: u32,
+    /// Optimiser steps (GRPO) or rollout batches (PPO) done.
+    pub global_step: usize,
+    /// The run's seed (sampling and task order derive from it and the counters).
+    pub seed: u64,
+    /// Tasks drawn so far (position in the task order).
+    pub tasks_drawn: u64,
+    /// Tokens processed so far (`num_tokens`).
+    pub num_tokens: u64,
+    /// The policy's parameter ids in module order when the checkpoint was written.
+    pub param_ids: Vec<u64>,
+    /// PPO: the critic's parameter ids in module order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub critic_param_ids: Vec<u64>,
+    /// PPO: the KL coefficient β of the (adaptive) controller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kl_coef: Option<f32>,
+}
+
+struct ParamIds(Vec<u64>);
+
+impl<B: Backend> ModuleVisitor<B> for ParamIds {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        self.0.push(param.id.val());
+    }
+}
+
+/// The float parameter ids of `module` in module order.
+pub(crate) fn param_ids<B: Backend, M: Module<B>>(module: &M) -> Vec<u64> {
+    let mut ids = ParamIds(Vec::new());
+    module.visit(&mut ids);
+    ids.0
+}
+
+/// An [`AlgoError::Checkpoint`] for `path`.
+pub(crate) fn checkpoint_error(path: &Path, reason: impl std::fmt::Display) -> AlgoError {
+    AlgoError::Checkpoint {
+        path: path.to_owned(),
+        reason: reason.to_string(),
+    }
+}
+
+/// Writes `value` as pretty JSON to `path`.
+pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| checkpoint_error(path, e))?;
+    std::fs::write(path, text).map_err(|e| checkpoint_error(path, e))
+}
+
+/// Reads `dir/trainer_state.json` and checks its version and that it was written with `seed`.
+///
+/// # Errors
+/// [`AlgoError::Checkpoint`] for a missing or malformed file, another version or another seed.
+pub(crate) fn read_trainer_state(dir: &Path, seed: u64) -> Result<TrainerState> {
+    let path = dir.join("trainer_state.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| checkpoint_error(&path, e))?;
+    let state: TrainerState =
+        serde_json::from_str(&text).map_err(|e| checkpoint_error(&path, e))?;
+    if state.format_version != FORMAT_VERSION {
+        return Err(checkpoint_error(
+            &path,
+            format!(
+                "format_version {} is not {FORMAT_VERSION}",
+                state.format_version
+            ),
+        ));
+    }
+    if state.seed != seed {
+        return Err(checkpoint_error(
+            &path,
+            format!(
+                "written with seed {}, the config has seed {seed}; set config.seed to resume",
+                state.seed
+            ),
+        ));
+    }
+    Ok(state)
+}
+
+/// Writes AdamW's state to `dir/<name>.bin` (full precision).
+///
+/// # Errors
+/// [`AlgoError::Checkpoint`] naming the file.
+pub(crate) fn save_optimizer<B: AutodiffBackend, M: AutodiffModule<B>>(
+    optimizer: &OptimizerAdaptor<AdamW, M, B>,
+    dir: &Path,
+    name: &str,
+) -> Result<()> {
+    let path = dir.join(name);
+    BinFileRecorder::<FullPrecisionSettings>::new()
+        .record(optimizer.to_record(), path.clone())
+        .map_err(|e| checkpoint_error(&path.with_extension("bin"), e))
+}
+
+/// Loads AdamW's state for `model` from `dir/<name>.bin`, re-keyed from `saved_ids` (the ids in
+/// module order when it was written) to `model`'s ids.
+///
+/// # Errors
+/// [`AlgoError::Checkpoint`] for an unreadable file, a parameter count that differs from the
+/// model's, or state for a parameter not in `saved_ids`.
+pub(crate) fn load_optimizer<B: AutodiffBackend, M: AutodiffModule<B>>(
+    config: &OptimizerConfig,
+    model: &M,
+    saved_ids: &[u64],
+    dir: &Path,
+    name: &str,
+    device: &B::Device,
+) -> Result<OptimizerAdaptor<AdamW, M, B>> {
+    type Record<B, M> = <OptimizerAdaptor<AdamW, M, B> as Optimizer<M, B>>::Record;
+    let path = dir.join(name);
+    let bin_path = path.with_extension("bin");
+    let record: Record<B, M> = BinFileRecorder::<FullPrecisionSettings>::new()
+        .load(path, device)
+        .map_err(|e| checkpoint_error(&bin_path, e))?;
+    let new_ids = param_ids(model);
+    if new_ids.len() != saved_ids.len() {
+        return Err(checkpoint_error(
+            &dir.join("trainer_state.json"),
+            format!(
+                "lists {} parameters for {name}, the model has {}",
+                saved_ids.len(),
+                new_ids.len()
+            ),
+        ));
+    }
+    let renamed: HashMap<u64, u64> = saved_ids.iter().copied().zip(new_ids).collect();
+    let record: Record<B, M> = record
+        .into_iter()
+        .map(|(id, entry)| {
+            renamed
+                .get(&id.val())
+                .map(|&new| (ParamId::from(new), entry))
+                .ok_or_else(|| {
+                    checkpoint_error(&bin_path, format!("state for unknown parameter {id}"))
+                })
+        })
+        .collect::<Result<_>>()?;
+    Ok(init_adamw::<B, M>(config).load_record(record))
+}

@@ -1,0 +1,4 @@
+//! SWE-bench tests: the real data (`AGENT_RL_DATA`, ignored by default) and a synthetic
+//! repository with a real bug (standard-library Python only) for the scaffold and grader.
+
+mod real_data;
