@@ -7,6 +7,7 @@ mod checker;
 mod decoder;
 mod golden;
 mod grpo_tiny;
+mod multi_turn;
 mod replay;
 mod results_file;
 mod runner;

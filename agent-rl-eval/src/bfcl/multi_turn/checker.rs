@@ -67,12 +67,26 @@ pub fn check_multi_turn(
     }
 }
 
+fn empty_turn(turn: usize) -> Failure {
+    Failure::new(
+        "multi_turn:empty_turn_model_response",
+        format!("Model response list is empty for turn {turn}"),
+    )
+}
+
 fn run_checker(
     entry_id: &str,
     setup: &MultiTurnSetup,
     ground_truth: &[Vec<String>],
     model: &[Vec<Vec<String>>],
 ) -> Result<Option<Failure>, String> {
+    // The first turn with a ground truth is checked before any state comparison: no response
+    // there fails the entry whatever the backends do.
+    if let Some(turn) = ground_truth.iter().position(|calls| !calls.is_empty()) {
+        if is_empty_response(model.get(turn).map_or(&[][..], Vec::as_slice)) {
+            return Ok(Some(empty_turn(turn)));
+        }
+    }
     let category = entry_id
         .rsplit_once('_')
         .map_or(entry_id, |(prefix, _)| prefix);
@@ -92,10 +106,7 @@ fn run_checker(
             continue;
         }
         if is_empty_response(steps) {
-            return Ok(Some(Failure::new(
-                "multi_turn:empty_turn_model_response",
-                format!("Model response list is empty for turn {turn}"),
-            )));
+            return Ok(Some(empty_turn(turn)));
         }
         for (model_backend, truth_backend) in
             model_side.backends().iter().zip(truth_side.backends())

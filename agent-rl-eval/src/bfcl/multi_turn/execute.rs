@@ -7,13 +7,14 @@
 //!
 //! Not reproduced: Python builtins and module globals callable by name (`print(…)`, `len(…)`
 //! give `NameError` text here; the result text differs, the state does not), the rewriting of
-//! method names inside string literals, and arithmetic inside arguments (reported unsupported).
+//! method names inside string literals, and operators other than `+ - * / **` inside arguments (reported unsupported).
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
 use super::backend::{Backend, CallError, bind_arguments};
+use super::pyops;
 use super::registry::{is_stateless, new_backend};
 use super::value::PyValue;
 use crate::bfcl::pyparse::{PyExpr, parse_expression};
@@ -159,7 +160,20 @@ impl Instances {
                 keywords,
                 ..
             } => return self.call(func, args, keywords),
-            PyExpr::Binary(..) | PyExpr::Set(_) | PyExpr::Subscript(_) => {
+            PyExpr::Binary(op, left, right) => {
+                let (left, right) = (self.evaluate(left)?, self.evaluate(right)?);
+                match op.as_str() {
+                    "+" => pyops::add(&left, &right)?,
+                    "-" => pyops::sub(&left, &right)?,
+                    "*" => pyops::mul(&left, &right)?,
+                    "/" => pyops::truediv(&left, &right)?,
+                    "**" => pyops::pow(&left, &right)?,
+                    other => {
+                        return Err(CallError::Unsupported(format!("operator {other}")));
+                    }
+                }
+            }
+            PyExpr::Set(_) | PyExpr::Subscript(_) => {
                 return Err(CallError::Unsupported(format!(
                     "expression {expr:?} is not a literal"
                 )));

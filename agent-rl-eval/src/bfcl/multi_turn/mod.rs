@@ -10,7 +10,8 @@
 //! | decode a result | [`decode_result`], [`decode_step`] |
 //! | check an entry | [`check_multi_turn`], [`MultiTurnVerdict`], [`MultiTurnSetup`] |
 //!
-//! Ported classes: `MathAPI` (except `logarithm` and the success path of `square_root`).
+//! Ported classes: `MathAPI` (except `logarithm` and the success path of `square_root`) and
+//! `GorillaFileSystem` (except its long-context loading).
 //! Entries involving any other class are reported unsupported, with the class named.
 //!
 //! ```
@@ -29,16 +30,19 @@ mod backend;
 mod checker;
 mod decode;
 mod execute;
+mod file_system;
 mod math_api;
 mod pyops;
 mod registry;
 mod setup;
+mod text;
 mod value;
 
 pub use backend::{Backend, CallError, Method, Param, bind_arguments, optional, required};
 pub use checker::{MultiTurnVerdict, TurnSteps, check_multi_turn, ground_truth_turns};
 pub use decode::{decode_result, decode_step};
 pub use execute::{Instances, result_text};
+pub use file_system::GorillaFileSystem;
 pub use math_api::MathApi;
 pub use registry::{CLASSES, all_supported, is_stateless, new_backend};
 pub use setup::MultiTurnSetup;

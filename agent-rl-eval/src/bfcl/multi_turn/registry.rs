@@ -1,11 +1,12 @@
 //! The backends by Python class name.
 
 use super::backend::Backend;
+use super::file_system::GorillaFileSystem;
 use super::math_api::MathApi;
 
 /// Every class name BFCL's multi-turn entries involve, with whether it is ported.
 pub const CLASSES: [(&str, bool); 8] = [
-    ("GorillaFileSystem", false),
+    ("GorillaFileSystem", true),
     ("MathAPI", true),
     ("MessageAPI", false),
     ("TwitterAPI", false),
@@ -19,6 +20,7 @@ pub const CLASSES: [(&str, bool); 8] = [
 pub fn new_backend(class_name: &str) -> Option<Box<dyn Backend>> {
     match class_name {
         "MathAPI" => Some(Box::new(MathApi)),
+        "GorillaFileSystem" => Some(Box::<GorillaFileSystem>::default()),
         _ => None,
     }
 }
