@@ -82,10 +82,10 @@ fn run_checker(
 ) -> Result<Option<Failure>, String> {
     // The first turn with a ground truth is checked before any state comparison: no response
     // there fails the entry whatever the backends do.
-    if let Some(turn) = ground_truth.iter().position(|calls| !calls.is_empty()) {
-        if is_empty_response(model.get(turn).map_or(&[][..], Vec::as_slice)) {
-            return Ok(Some(empty_turn(turn)));
-        }
+    if let Some(turn) = ground_truth.iter().position(|calls| !calls.is_empty())
+        && is_empty_response(model.get(turn).map_or(&[][..], Vec::as_slice))
+    {
+        return Ok(Some(empty_turn(turn)));
     }
     let category = entry_id
         .rsplit_once('_')

@@ -352,13 +352,13 @@ impl Backend for GorillaFileSystem {
         }
         *self = Self::default();
         self.long_context = Some(long_context);
-        if let Some(PyValue::Dict(pairs)) = config.get("root") {
-            if let Some((name, data)) = pairs.first() {
-                let root = self.new_dir(&name.to_py_str(), None);
-                let contents = data.get("contents").cloned().unwrap_or(PyValue::None);
-                self.load_directory(&contents, root)?;
-                self.root = root;
-            }
+        if let Some(PyValue::Dict(pairs)) = config.get("root")
+            && let Some((name, data)) = pairs.first()
+        {
+            let root = self.new_dir(&name.to_py_str(), None);
+            let contents = data.get("contents").cloned().unwrap_or(PyValue::None);
+            self.load_directory(&contents, root)?;
+            self.root = root;
         }
         self.current = self.root;
         Ok(())
