@@ -15,14 +15,15 @@
 //! template *without* a generation prompt; text rows get the eos token appended when missing, as
 //! TRL does.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agent_rl_core::{ChatTokenizer, Message, ToolSpec};
 use serde_json::{Map, Value};
 
-use crate::error::{AlgoError, Result};
+use crate::error::Result;
 use crate::sft::dataset::{
-    RowOrigin, TextOrMessages, eval_rows, json_kind, parse_text_or_messages,
+    RowOrigin, TextOrMessages, eval_rows, json_kind, jsonl_rows, parse_text_or_messages,
+    read_jsonl_file,
 };
 use crate::sft::masking::eos_texts;
 
@@ -203,11 +204,7 @@ impl PreferenceDataset {
     /// the file, line and key of the first malformed row.
     pub fn from_jsonl(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| AlgoError::DatasetRead {
-            path: path.to_owned(),
-            source,
-        })?;
-        Self::from_jsonl_str(&text, path)
+        Self::from_jsonl_str(&read_jsonl_file(path)?, path)
     }
 
     /// Parses JSONL text; `source` names it in errors.
@@ -215,18 +212,9 @@ impl PreferenceDataset {
     /// # Errors
     /// [`AlgoError::DatasetRow`] naming `source`, the line and the key of the first malformed row.
     pub fn from_jsonl_str(text: &str, source: impl AsRef<Path>) -> Result<Self> {
-        let path = source.as_ref().to_owned();
         let mut dataset = Self::default();
-        for (index, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let origin = RowOrigin {
-                path: path.clone(),
-                line: index + 1,
-            };
-            let value: Value = serde_json::from_str(line)
-                .map_err(|err| origin.error(format!("invalid JSON: {err}")))?;
+        for row in jsonl_rows(text, source.as_ref()) {
+            let (origin, value) = row?;
             let pairs = PreferencePair::from_json(&value).map_err(|reason| origin.error(reason))?;
             dataset
                 .origins
@@ -238,12 +226,7 @@ impl PreferenceDataset {
 
     /// Pairs built in code, one row each; their origins are `<memory>` and the 1-based index.
     pub fn from_pairs(pairs: Vec<PreferencePair>) -> Self {
-        let origins = (1..=pairs.len())
-            .map(|line| RowOrigin {
-                path: PathBuf::from("<memory>"),
-                line,
-            })
-            .collect();
+        let origins = RowOrigin::in_memory(pairs.len());
         Self { pairs, origins }
     }
 

@@ -62,6 +62,48 @@ impl RowOrigin {
             reason: reason.into(),
         }
     }
+
+    /// The origins of `count` rows built in code: `<memory>` and the 1-based index.
+    pub(crate) fn in_memory(count: usize) -> Vec<Self> {
+        (1..=count)
+            .map(|line| Self {
+                path: PathBuf::from("<memory>"),
+                line,
+            })
+            .collect()
+    }
+}
+
+/// The text of a JSONL dataset file.
+///
+/// # Errors
+/// [`AlgoError::DatasetRead`] naming the file.
+pub(crate) fn read_jsonl_file(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|source| AlgoError::DatasetRead {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Each non-blank line of JSONL `text` parsed as JSON, with its origin (`source`, 1-based line);
+/// a line that is not JSON is an [`AlgoError::DatasetRow`] naming it.
+pub(crate) fn jsonl_rows<'a>(
+    text: &'a str,
+    source: &'a Path,
+) -> impl Iterator<Item = Result<(RowOrigin, Value)>> + 'a {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(move |(index, line)| {
+            let origin = RowOrigin {
+                path: source.to_owned(),
+                line: index + 1,
+            };
+            match serde_json::from_str(line) {
+                Ok(value) => Ok((origin, value)),
+                Err(err) => Err(origin.error(format!("invalid JSON: {err}"))),
+            }
+        })
 }
 
 /// Supervised rows with their origins.
@@ -220,11 +262,7 @@ impl SftDataset {
     /// the file and line of the first malformed row.
     pub fn from_jsonl(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| AlgoError::DatasetRead {
-            path: path.to_owned(),
-            source,
-        })?;
-        Self::from_jsonl_str(&text, path)
+        Self::from_jsonl_str(&read_jsonl_file(path)?, path)
     }
 
     /// Parses JSONL text; `source` names it in errors.
@@ -232,18 +270,9 @@ impl SftDataset {
     /// # Errors
     /// [`AlgoError::DatasetRow`] naming `source` and the line of the first malformed row.
     pub fn from_jsonl_str(text: &str, source: impl AsRef<Path>) -> Result<Self> {
-        let path = source.as_ref().to_owned();
         let mut dataset = Self::default();
-        for (index, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let origin = RowOrigin {
-                path: path.clone(),
-                line: index + 1,
-            };
-            let value: Value = serde_json::from_str(line)
-                .map_err(|err| origin.error(format!("invalid JSON: {err}")))?;
+        for row in jsonl_rows(text, source.as_ref()) {
+            let (origin, value) = row?;
             let example = SftExample::from_json(&value).map_err(|reason| origin.error(reason))?;
             dataset.examples.push(example);
             dataset.origins.push(origin);
@@ -253,12 +282,7 @@ impl SftDataset {
 
     /// Rows built in code; their origins are `<memory>` and the 1-based index.
     pub fn from_examples(examples: Vec<SftExample>) -> Self {
-        let origins = (1..=examples.len())
-            .map(|line| RowOrigin {
-                path: PathBuf::from("<memory>"),
-                line,
-            })
-            .collect();
+        let origins = RowOrigin::in_memory(examples.len());
         Self { examples, origins }
     }
 
