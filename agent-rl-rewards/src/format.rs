@@ -41,16 +41,11 @@ impl ToolCallFormat {
             .as_ref()
             .filter(|c| !c.is_empty())
         {
-            let trajectory = sample.trajectory;
-            let malformed: usize = trajectory
-                .turns
-                .iter()
-                .map(|t| t.parsed.malformed.len())
-                .sum();
-            let aimed = trajectory
+            let aimed = sample
+                .trajectory
                 .tool_calls()
                 .any(|call| expected.iter().any(|e| e.name == call.name));
-            if malformed == 0 && !aimed {
+            if audit.malformed == 0 && !aimed {
                 return Ok(Some(0.0));
             }
         }
