@@ -13,6 +13,12 @@
 //! the template writes after the assistant's end-of-turn token (the newline after `<|im_end|>`
 //! in ChatML). A turn that stopped without an eos id (a stop string) is closed with the first
 //! eos id, also masked out.
+//!
+//! With environments, the loop keeps every live episode's key/value cache from one turn to the
+//! next ([`generate_continuations`]): a turn feeds only the tokens appended since the last one
+//! (the environment's reply), so an episode of many turns costs one prefill of its prompt, not
+//! one per turn. The tokens and log-probabilities equal those of re-running the conversation
+//! at each turn ([`AgentLoop::with_cache_reuse`]`(false)`), up to floating-point rounding.
 
 use burn::prelude::*;
 
@@ -20,7 +26,11 @@ use crate::chat::ChatTokenizer;
 use crate::conversation::Message;
 use crate::environment::{Action, EnvironmentFactory, Task};
 use crate::error::CoreError;
-use crate::generation::{FinishReason, SamplingConfig, StopStringCheck, generate_ids_with_stop};
+use crate::generation::{
+    FinishReason, Generation, SamplingConfig, StopStringCheck, generate_continuations,
+    generate_ids_with_stop,
+};
+use crate::model::KvCache;
 use crate::model::Qwen2ForCausalLm;
 use crate::tool_calls::ToolCallParser;
 use crate::trajectory::{AssistantTurn, Trajectory};
@@ -90,6 +100,14 @@ struct Running {
     messages: Vec<Message>,
     tool_rounds: usize,
     done: bool,
+    /// How many of `episode.token_ids` the carried key/value cache holds.
+    cached: usize,
+}
+
+/// The key/value cache carried between turns: `episodes[r]` is the episode of cache row `r`.
+struct Carried<B: Backend> {
+    episodes: Vec<usize>,
+    cache: KvCache<B>,
 }
 
 /// Runs a model against environments for a batch of episodes (see the module docs).
@@ -98,12 +116,14 @@ pub struct AgentLoop<'a, B: Backend> {
     tokenizer: &'a ChatTokenizer,
     parser: &'a dyn ToolCallParser,
     config: AgentLoopConfig,
+    reuse_cache: bool,
 }
 
 impl<B: Backend> std::fmt::Debug for AgentLoop<'_, B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentLoop")
             .field("config", &self.config)
+            .field("reuse_cache", &self.reuse_cache)
             .finish()
     }
 }
@@ -130,7 +150,17 @@ impl<'a, B: Backend> AgentLoop<'a, B> {
             tokenizer,
             parser,
             config,
+            reuse_cache: true,
         }
+    }
+
+    /// Whether multi-turn episodes keep their key/value cache between turns (default `true`);
+    /// `false` re-runs each conversation from its first token at every turn (slower; the same
+    /// tokens up to floating-point rounding).
+    #[must_use]
+    pub fn with_cache_reuse(mut self, reuse: bool) -> Self {
+        self.reuse_cache = reuse;
+        self
     }
 
     /// Runs `group_size` episodes of every task (task-major: task 0's group first).
@@ -158,6 +188,8 @@ impl<'a, B: Backend> AgentLoop<'a, B> {
             }
         }
         let budget = self.config.sampling.max_new_tokens;
+        let reuse = self.reuse_cache && environments.is_some();
+        let mut carried: Option<Carried<B>> = None;
         for turn in 0.. {
             let live: Vec<usize> = (0..running.len()).filter(|&i| !running[i].done).collect();
             if live.is_empty() {
@@ -174,11 +206,18 @@ impl<'a, B: Backend> AgentLoop<'a, B> {
                 seed: turn_seed(self.config.sampling.seed, turn),
                 ..self.config.sampling.clone()
             };
-            let prompts: Vec<Vec<u32>> = live
-                .iter()
-                .map(|&i| running[i].episode.token_ids.clone())
-                .collect();
-            let generations = self.generate(&prompts, &sampling)?;
+            let generations = if reuse {
+                let (generations, next) =
+                    self.continue_turn(&mut running, &live, carried.take(), &sampling)?;
+                carried = Some(next);
+                generations
+            } else {
+                let prompts: Vec<Vec<u32>> = live
+                    .iter()
+                    .map(|&i| running[i].episode.token_ids.clone())
+                    .collect();
+                self.generate(&prompts, &sampling)?
+            };
             for (&i, generation) in live.iter().zip(generations) {
                 let run = &mut running[i];
                 self.absorb(run, tasks, generation, budget)?;
@@ -187,26 +226,90 @@ impl<'a, B: Backend> AgentLoop<'a, B> {
         Ok(running.into_iter().map(|run| run.episode).collect())
     }
 
+    /// One turn on the carried cache: each live episode feeds the tokens appended since its
+    /// last turn.
+    fn continue_turn(
+        &self,
+        running: &mut [Running],
+        live: &[usize],
+        carried: Option<Carried<B>>,
+        sampling: &SamplingConfig,
+    ) -> Result<(Vec<Generation>, Carried<B>), CoreError> {
+        let cache = match carried {
+            Some(Carried {
+                episodes,
+                mut cache,
+            }) => {
+                let rows: Vec<usize> = live
+                    .iter()
+                    .filter_map(|i| episodes.iter().position(|e| e == i))
+                    .collect();
+                if rows.len() != live.len() {
+                    return Err(CoreError::InvalidArgument {
+                        field: "AgentLoop".into(),
+                        reason: "a live episode has no cached row (internal error)".into(),
+                    });
+                }
+                cache.retain(&rows);
+                Some(cache)
+            }
+            None => None,
+        };
+        let segments: Vec<Vec<u32>> = live
+            .iter()
+            .map(|&i| running[i].episode.token_ids[running[i].cached..].to_vec())
+            .collect();
+        let continued = self.with_stop_check(sampling, |stop_check| {
+            generate_continuations(
+                self.model,
+                cache,
+                &segments,
+                sampling,
+                &self.tokenizer.eos_ids,
+                stop_check,
+            )
+        })?;
+        for ((&i, segment), generation) in live.iter().zip(&segments).zip(&continued.generations) {
+            running[i].cached += segment.len() + generation.token_ids.len().saturating_sub(1);
+        }
+        Ok((
+            continued.generations,
+            Carried {
+                episodes: live.to_vec(),
+                cache: continued.cache,
+            },
+        ))
+    }
+
     fn generate(
         &self,
         prompts: &[Vec<u32>],
         sampling: &SamplingConfig,
-    ) -> Result<Vec<crate::generation::Generation>, CoreError> {
+    ) -> Result<Vec<Generation>, CoreError> {
+        self.with_stop_check(sampling, |stop_check| {
+            generate_ids_with_stop(
+                self.model,
+                prompts,
+                sampling,
+                &self.tokenizer.eos_ids,
+                stop_check,
+            )
+        })
+    }
+
+    /// Calls `run` with the check for `sampling`'s stop strings (none when there are none).
+    fn with_stop_check<T>(
+        &self,
+        sampling: &SamplingConfig,
+        run: impl FnOnce(Option<StopStringCheck<'_>>) -> T,
+    ) -> T {
         let stops = &sampling.stop_strings;
         let check = |ids: &[u32]| {
             self.tokenizer
                 .decode(ids, false)
                 .is_ok_and(|text| stops.iter().any(|s| text.contains(s.as_str())))
         };
-        let stop_check: Option<StopStringCheck<'_>> =
-            if stops.is_empty() { None } else { Some(&check) };
-        generate_ids_with_stop(
-            self.model,
-            prompts,
-            sampling,
-            &self.tokenizer.eos_ids,
-            stop_check,
-        )
+        run(if stops.is_empty() { None } else { Some(&check) })
     }
 
     fn start(
@@ -248,6 +351,7 @@ impl<'a, B: Backend> AgentLoop<'a, B> {
             messages,
             tool_rounds: 0,
             done,
+            cached: 0,
         })
     }
 
@@ -256,7 +360,7 @@ impl<'a, B: Backend> AgentLoop<'a, B> {
         &self,
         run: &mut Running,
         tasks: &[Task],
-        mut generation: crate::generation::Generation,
+        mut generation: Generation,
         budget: usize,
     ) -> Result<(), CoreError> {
         let room = budget - run.episode.policy_mask.len();

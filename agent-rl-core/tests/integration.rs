@@ -3,6 +3,7 @@
 
 mod checkpointing;
 mod common;
+mod continuation;
 mod fused_model;
 mod generation;
 mod golden_logits;

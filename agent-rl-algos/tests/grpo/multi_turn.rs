@@ -129,3 +129,46 @@ fn multi_turn_episodes_train_with_finite_loss() {
         "the policy moved"
     );
 }
+
+#[test]
+fn cached_turns_sample_what_re_prefilled_turns_sample() {
+    let tokenizer = tiny_tokenizer().expect("fixture tokenizer");
+    let model = tiny_qwen2::<B>(7, &Default::default()).valid();
+    let parser = HermesToolCallParser::default();
+    let mut sampling = SamplingConfig::greedy(64);
+    sampling.temperature = 1.0;
+    sampling.seed = 11;
+    // Short turns of different lengths (about one token in ten ends a turn), so episodes leave
+    // the batch at different steps and carry caches of different lengths into the next turn.
+    sampling.stop_token_ids = (0..300).step_by(10).collect();
+    let config = AgentLoopConfig {
+        sampling,
+        max_tool_iterations: 6,
+        max_prompt_length: None,
+        max_tool_calls_per_turn: None,
+    };
+    let factory = nudging();
+    let tasks = prompts(3);
+    let run = |reuse: bool| {
+        AgentLoop::new(&model, &tokenizer, &parser, config.clone())
+            .with_cache_reuse(reuse)
+            .run(&tasks, 2, Some(&factory))
+            .expect("rollout")
+    };
+    let cached = run(true);
+    let re_prefilled = run(false);
+    let turns: Vec<usize> = cached.iter().map(|e| e.trajectory.turns.len()).collect();
+    assert!(
+        turns.iter().any(|&t| t >= 3) && turns.iter().any(|&t| t != turns[0]),
+        "episodes ran three turns or more, not all alike: {turns:?}"
+    );
+    for (a, b) in cached.iter().zip(&re_prefilled) {
+        assert_eq!(a.token_ids, b.token_ids, "task {}", a.task_index);
+        assert_eq!(a.policy_mask, b.policy_mask);
+        assert_eq!(a.truncated, b.truncated);
+        assert_eq!(a.logprobs.len(), b.logprobs.len());
+        for (x, y) in a.logprobs.iter().zip(&b.logprobs) {
+            assert!((x - y).abs() <= 1e-4, "log-probs {x} vs {y}");
+        }
+    }
+}

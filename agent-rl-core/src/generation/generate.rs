@@ -10,7 +10,7 @@ use super::sampler::sample_token;
 use super::shared_prefix::UniqueRows;
 use crate::error::CoreError;
 use crate::model::Qwen2ForCausalLm;
-use crate::model::qwen2_ids_tensor;
+use crate::model::{KvCache, qwen2_ids_tensor};
 
 /// The new tokens of one sequence.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +31,7 @@ impl Default for Generation {
 
 impl Generation {
     /// No tokens yet (finish reason `Length` until something else stops it).
-    fn empty() -> Self {
+    pub(super) fn empty() -> Self {
         Self {
             token_ids: Vec::new(),
             logprobs: Vec::new(),
@@ -185,18 +185,45 @@ fn decode_batch<B: Backend>(
     eos_ids: &[u32],
     stop_check: Option<StopStringCheck<'_>>,
 ) -> Result<Vec<Generation>, CoreError> {
-    let width = prompts.iter().map(Vec::len).max().unwrap_or(0);
-    let vocab = model.config().vocab_size;
-    let mut out: Vec<Generation> = prompts.iter().map(|_| Generation::empty()).collect();
-    let mut rngs: Vec<ChaCha8Rng> = streams
+    let (cache, logits) = prefill(model, prompts, None);
+    let mut rngs = row_rngs(sampling.seed, streams);
+    let (generations, _) = sample_rows(
+        model,
+        cache,
+        logits,
+        &mut rngs,
+        Stopping {
+            sampling,
+            eos_ids,
+            stop_check,
+        },
+        false,
+    )?;
+    Ok(generations)
+}
+
+/// One ChaCha8 generator per row, seeded with `seed` on the row's stream.
+pub(super) fn row_rngs(seed: u64, streams: &[u64]) -> Vec<ChaCha8Rng> {
+    streams
         .iter()
         .map(|&stream| {
-            let mut rng = ChaCha8Rng::seed_from_u64(sampling.seed);
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
             rng.set_stream(stream);
             rng
         })
-        .collect();
-    let padded: Vec<Vec<u32>> = prompts
+        .collect()
+}
+
+/// Runs `segments` (left-padded into one block) through the model after `cache`'s rows, or
+/// into a fresh cache when `cache` is `None` (equal segments then computed once and fanned
+/// out). Returns the cache and each row's next-token logits, `[rows, 1, vocab]`.
+pub(super) fn prefill<B: Backend>(
+    model: &Qwen2ForCausalLm<B>,
+    segments: &[Vec<u32>],
+    cache: Option<KvCache<B>>,
+) -> (KvCache<B>, Tensor<B, 3>) {
+    let width = segments.iter().map(Vec::len).max().unwrap_or(0);
+    let padded: Vec<Vec<u32>> = segments
         .iter()
         .map(|p| {
             std::iter::repeat_n(0, width - p.len())
@@ -204,26 +231,67 @@ fn decode_batch<B: Backend>(
                 .collect()
         })
         .collect();
-    let mask: Vec<Vec<bool>> = prompts
+    let mask: Vec<Vec<bool>> = segments
         .iter()
         .map(|p| (0..width).map(|i| i >= width - p.len()).collect())
         .collect();
     let device = model.device();
+    let last = |hidden: Tensor<B, 3>| {
+        let [batch, seq, hidden_size] = hidden.dims();
+        model.logits(hidden.slice([0..batch, seq - 1..seq, 0..hidden_size]))
+    };
+    if let Some(mut cache) = cache {
+        let hidden =
+            model.forward_hidden(qwen2_ids_tensor(&padded, &device), &mask, Some(&mut cache));
+        return (cache, last(hidden));
+    }
     // Equal prompts (a GRPO group's K samples) are prefilled once and fanned out.
-    let unique = UniqueRows::of(prompts);
+    let unique = UniqueRows::of(segments);
     let mut cache = model.new_cache(unique.representatives.len());
     let hidden = model.forward_hidden(
         qwen2_ids_tensor(&unique.pick(&padded), &device),
         &unique.pick(&mask),
         Some(&mut cache),
     );
-    let [batch, seq, hidden_size] = hidden.dims();
-    let mut logits = model.logits(hidden.slice([0..batch, seq - 1..seq, 0..hidden_size]));
+    let mut logits = last(hidden);
     if unique.has_repeats() {
         cache.retain(&unique.of_row);
         logits = logits.select(0, unique.of_row_tensor(&device));
     }
-    let mut live: Vec<usize> = (0..prompts.len()).collect();
+    (cache, logits)
+}
+
+/// What ends a sequence.
+#[derive(Clone, Copy)]
+pub(super) struct Stopping<'a> {
+    pub(super) sampling: &'a SamplingConfig,
+    pub(super) eos_ids: &'a [u32],
+    pub(super) stop_check: Option<StopStringCheck<'a>>,
+}
+
+/// Samples every row of `cache` from `logits` (`[rows, 1, vocab]`) until it stops, feeding each
+/// sampled token back through the cache; finished rows leave the batch. With `keep_cache`,
+/// also returns the cache of every row as it left (its tokens up to, not including, the last
+/// sampled one), rows in their original order.
+pub(super) fn sample_rows<B: Backend>(
+    model: &Qwen2ForCausalLm<B>,
+    mut cache: KvCache<B>,
+    mut logits: Tensor<B, 3>,
+    rngs: &mut [ChaCha8Rng],
+    stopping: Stopping<'_>,
+    keep_cache: bool,
+) -> Result<(Vec<Generation>, Option<KvCache<B>>), CoreError> {
+    let Stopping {
+        sampling,
+        eos_ids,
+        stop_check,
+    } = stopping;
+    let vocab = model.config().vocab_size;
+    let device = model.device();
+    let rows = rngs.len();
+    let mut out: Vec<Generation> = (0..rows).map(|_| Generation::empty()).collect();
+    let mut left: Vec<(Vec<usize>, KvCache<B>)> = Vec::new();
+    let mut live: Vec<usize> = (0..rows).collect();
     loop {
         let host = logits
             .into_data()
@@ -256,9 +324,20 @@ fn decode_batch<B: Backend>(
             }
         }
         if next_live.is_empty() {
+            if keep_cache {
+                left.push((live, cache));
+            }
             break;
         }
         if next_live.len() < live.len() {
+            if keep_cache {
+                let finished: Vec<usize> = (0..live.len())
+                    .filter(|row| !next_live.contains(row))
+                    .collect();
+                let mut part = cache.clone();
+                part.retain(&finished);
+                left.push((finished.iter().map(|&row| live[row]).collect(), part));
+            }
             cache.retain(&next_live);
             live = next_live.iter().map(|&row| live[row]).collect();
         }
@@ -271,7 +350,8 @@ fn decode_batch<B: Backend>(
         );
         logits = model.logits(hidden);
     }
-    Ok(out)
+    let kept = keep_cache.then(|| KvCache::assemble(left, rows));
+    Ok((out, kept))
 }
 
 #[cfg(test)]

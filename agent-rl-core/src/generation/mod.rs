@@ -1,12 +1,14 @@
 //! Generation: sampling settings, batched decoding with a KV cache, teacher-forced scoring.
 
 mod config;
+mod continuation;
 mod generate;
 mod logprobs;
 mod sampler;
 mod shared_prefix;
 
 pub use config::{FinishReason, SamplingConfig};
+pub use continuation::{Continued, generate_continuations};
 pub use generate::{
     Generation, StopStringCheck, check_token_ids, generate_ids, generate_ids_with_stop,
 };

@@ -55,4 +55,75 @@ impl<B: Backend> KvCache<B> {
         }
         self.mask = rows.iter().map(|&r| self.mask[r].clone()).collect();
     }
+
+    /// Puts the rows of several caches into one: `parts[i].0` gives, for each row of
+    /// `parts[i].1`, its row in the result (together the lists cover `0..rows` once). Caches
+    /// shorter than the longest are left-padded with masked positions, which attention skips
+    /// and positions do not count, so every row attends exactly as before.
+    ///
+    /// Layers missing from a part (nothing cached yet) stay missing in the result.
+    pub fn assemble(parts: Vec<(Vec<usize>, KvCache<B>)>, rows: usize) -> Self {
+        let num_layers = parts.first().map_or(0, |(_, cache)| cache.layers.len());
+        let past = parts.iter().map(|(_, c)| c.past_len()).max().unwrap_or(0);
+        let mut order = Vec::with_capacity(rows);
+        let mut mask = Vec::with_capacity(rows);
+        let mut layers: Vec<Vec<(Tensor<B, 4>, Tensor<B, 4>)>> = vec![Vec::new(); num_layers];
+        let mut complete = vec![true; num_layers];
+        for (targets, cache) in parts {
+            let pad = past - cache.past_len();
+            order.extend(targets);
+            mask.extend(cache.mask.into_iter().map(|row| {
+                std::iter::repeat_n(false, pad)
+                    .chain(row)
+                    .collect::<Vec<bool>>()
+            }));
+            for (index, layer) in cache.layers.into_iter().enumerate() {
+                match layer {
+                    Some((keys, values)) => {
+                        layers[index].push((left_pad(keys, pad), left_pad(values, pad)));
+                    }
+                    None => complete[index] = false,
+                }
+            }
+        }
+        let mut inverse = vec![0usize; order.len()];
+        for (position, &row) in order.iter().enumerate() {
+            if let Some(slot) = inverse.get_mut(row) {
+                *slot = position;
+            }
+        }
+        let identity = inverse.iter().enumerate().all(|(row, &at)| row == at);
+        let mut assembled = Self {
+            layers: layers
+                .into_iter()
+                .zip(complete)
+                .map(|(pieces, complete)| {
+                    (complete && !pieces.is_empty()).then(|| {
+                        let (keys, values): (Vec<_>, Vec<_>) = pieces.into_iter().unzip();
+                        (Tensor::cat(keys, 0), Tensor::cat(values, 0))
+                    })
+                })
+                .collect(),
+            mask,
+        };
+        if !identity {
+            assembled.retain(&inverse);
+        }
+        assembled
+    }
+}
+
+/// `cache` (`[batch, heads, len, dim]`) with `pad` zero positions in front.
+fn left_pad<B: Backend>(cache: Tensor<B, 4>, pad: usize) -> Tensor<B, 4> {
+    if pad == 0 {
+        return cache;
+    }
+    let [batch, heads, _, dim] = cache.dims();
+    let zeros = Tensor::<B, 4>::zeros([batch, heads, pad, dim], &cache.device());
+    let zeros = if zeros.dtype() == cache.dtype() {
+        zeros
+    } else {
+        zeros.cast(burn::tensor::FloatDType::from(cache.dtype()))
+    };
+    Tensor::cat(vec![zeros, cache], 2)
 }
