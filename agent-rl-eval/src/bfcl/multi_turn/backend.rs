@@ -25,7 +25,10 @@ impl CallError {
 pub struct Param {
     /// The name.
     pub name: &'static str,
-    /// The default's Python source (`"0"`, `"None"`, `"False"`), or `None` when required.
+    /// The default's Python source (`"0"`, `"None"`, `"False"`), or `None` when required. A
+    /// default written `<name>` stands for one mutable object that every call leaving the
+    /// argument out shares (Python's `def f(x=[])`); the backend then receives
+    /// `PyValue::Opaque("<name>")` and keeps that object itself.
     pub default: Option<&'static str>,
 }
 

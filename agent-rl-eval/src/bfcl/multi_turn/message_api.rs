@@ -2,9 +2,8 @@
 //! inbox of one-entry `{receiver_id: message}` dicts, message ids drawn from a seeded
 //! `random.Random`.
 //!
-//! `generated_ids` is a Python `set`; here it is the list of ids in the order drawn. Two
-//! instances from the same config draw the same sequence, so the list comparison the state check
-//! makes equals the set comparison.
+//! `generated_ids` is a Python `set`; its state value here is the sorted list of the ids, whose
+//! equality is the set's.
 
 use super::backend::{Backend, CallError, Method, required};
 use super::py_random::PyRandom;
@@ -401,15 +400,11 @@ impl Backend for MessageApi {
 
     fn state(&self) -> Vec<(&'static str, PyValue)> {
         vec![
-            (
-                "generated_ids",
-                PyValue::List(
-                    self.generated_ids
-                        .iter()
-                        .map(|id| PyValue::Int(*id))
-                        .collect(),
-                ),
-            ),
+            ("generated_ids", {
+                let mut ids = self.generated_ids.clone();
+                ids.sort_unstable();
+                PyValue::List(ids.into_iter().map(PyValue::Int).collect())
+            }),
             ("user_count", self.user_count.clone()),
             ("user_map", self.user_map.clone()),
             ("inbox", self.inbox.clone()),

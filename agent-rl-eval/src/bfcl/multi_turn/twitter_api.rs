@@ -1,10 +1,12 @@
 //! `TwitterAPI`: bfcl-eval's posting class (`posting_api.py`): tweets keyed by integer id,
 //! comments, retweets and the following list of one account.
 //!
-//! Pinned divergence: `post_tweet`'s default `tags=[]`/`mentions=[]` are one list object per
-//! Python process, so a `mention` on a tweet posted without mentions changes the default for
-//! every later `post_tweet` of the process (other instances and entries included). Here each
-//! call gets a fresh empty list; no ground truth posts without mentions and then mentions.
+//! `post_tweet`'s default `mentions=[]` is one list object, shared by every tweet posted
+//! without mentions, and `mention` on such a tweet extends it for all of them (and for later
+//! posts). The port keeps that shared list per instance. Pinned divergence: in Python the list
+//! belongs to the process, so it also carries over between instances (the model's and the
+//! ground truth's) and between entries; no ground truth posts without mentions and then
+//! mentions, so only model results can meet the difference.
 
 use super::backend::{Backend, CallError, Method, optional, required};
 use super::pyobject::{
@@ -28,7 +30,7 @@ const METHODS: &[Method] = &[
         params: &[
             required("content"),
             optional("tags", "[]"),
-            optional("mentions", "[]"),
+            optional("mentions", SHARED_MENTIONS),
         ],
     },
     Method {
@@ -77,6 +79,9 @@ const METHODS: &[Method] = &[
     },
 ];
 
+/// The marker of `post_tweet`'s shared default `mentions` list.
+const SHARED_MENTIONS: &str = "<shared mentions>";
+
 /// The `TwitterAPI` class.
 #[derive(Debug, Clone)]
 pub struct TwitterApi {
@@ -88,6 +93,10 @@ pub struct TwitterApi {
     retweets: PyValue,
     following_list: PyValue,
     tweet_counter: PyValue,
+    /// The shared default `mentions` list's items.
+    shared_mentions: Vec<PyValue>,
+    /// Ids of the tweets whose `mentions` is the shared default list.
+    sharing: Vec<PyValue>,
 }
 
 impl Default for TwitterApi {
@@ -101,6 +110,8 @@ impl Default for TwitterApi {
             retweets: PyValue::None,
             following_list: PyValue::None,
             tweet_counter: PyValue::None,
+            shared_mentions: Vec::new(),
+            sharing: Vec::new(),
         };
         // The default scenario holds no tweets, so loading it cannot fail.
         let _ = api.load(&PyValue::Dict(Vec::new()));
@@ -155,6 +166,8 @@ impl TwitterApi {
             PyValue::List(vec![PyValue::str("alice"), PyValue::str("bob")]),
         );
         self.tweet_counter = config_or(config, "tweet_counter", PyValue::Int(0));
+        self.shared_mentions = Vec::new();
+        self.sharing = Vec::new();
         Ok(())
     }
 
@@ -184,6 +197,13 @@ impl TwitterApi {
         if !truthy(&self.authenticated) {
             return Ok(unauthenticated("posting"));
         }
+        let id = self.tweet_counter.clone();
+        let shared = matches!(&mentions, PyValue::Opaque(marker) if marker == SHARED_MENTIONS);
+        let mentions = if shared {
+            PyValue::List(self.shared_mentions.clone())
+        } else {
+            mentions
+        };
         let tweet = PyValue::dict([
             ("id", self.tweet_counter.clone()),
             ("username", self.username.clone()),
@@ -192,6 +212,10 @@ impl TwitterApi {
             ("mentions", mentions),
         ]);
         set_item(&mut self.tweets, self.tweet_counter.clone(), tweet.clone())?;
+        self.sharing.retain(|other| *other != id);
+        if shared {
+            self.sharing.push(id);
+        }
         self.tweet_counter = pyops::add(&self.tweet_counter, &PyValue::Int(1))?;
         Ok(tweet)
     }
@@ -247,10 +271,22 @@ impl TwitterApi {
         if !contains(&self.tweets, &tweet_id)? {
             return Ok(not_found(&tweet_id));
         }
-        let tweet = get_item_mut(&mut self.tweets, &tweet_id)?;
-        let mentions = get_item_mut(tweet, &PyValue::str("mentions"))?;
-        let list = list_mut(mentions, "extend")?;
-        list.extend(pyops::iterate(usernames)?);
+        if self.sharing.contains(&tweet_id) {
+            self.shared_mentions.extend(pyops::iterate(usernames)?);
+            for id in self.sharing.clone() {
+                let tweet = get_item_mut(&mut self.tweets, &id)?;
+                set_item(
+                    tweet,
+                    PyValue::str("mentions"),
+                    PyValue::List(self.shared_mentions.clone()),
+                )?;
+            }
+        } else {
+            let tweet = get_item_mut(&mut self.tweets, &tweet_id)?;
+            let mentions = get_item_mut(tweet, &PyValue::str("mentions"))?;
+            let list = list_mut(mentions, "extend")?;
+            list.extend(pyops::iterate(usernames)?);
+        }
         Ok(one(
             "mention_status",
             PyValue::str("Users mentioned successfully"),
@@ -478,6 +514,25 @@ mod tests {
         assert_eq!(
             run(&mut api, "get_tweet_comments", vec![PyValue::Int(0)]),
             "[]"
+        );
+        // Tweets posted without mentions share Python's default list.
+        let shared = || PyValue::Opaque(SHARED_MENTIONS.into());
+        for content in ["a", "b"] {
+            run(
+                &mut api,
+                "post_tweet",
+                vec![PyValue::str(content), PyValue::List(Vec::new()), shared()],
+            );
+        }
+        run(
+            &mut api,
+            "mention",
+            vec![PyValue::Int(1), PyValue::List(vec![PyValue::str("x")])],
+        );
+        assert_eq!(
+            run(&mut api, "get_tweet", vec![PyValue::Int(2)]),
+            "{\"id\": 2, \"username\": \"john\", \"content\": \"b\", \"tags\": [], \
+             \"mentions\": [\"x\"]}"
         );
     }
 }
