@@ -419,7 +419,7 @@ mod tests {
     use super::*;
 
     fn run(api: &mut MessageApi, method: &str, args: Vec<PyValue>) -> String {
-        super::super::execute::result_text(&api.call(method, args).unwrap())
+        super::super::execute::result_text(&api.call(method, args).expect("the call returns"))
     }
 
     /// Results as bfcl-eval's `MessageAPI` (default scenario) returns them.

@@ -339,6 +339,9 @@ mod tests {
         );
         assert_eq!(to_int(&PyValue::Float(-2.7)), Ok(-2));
         assert_eq!(to_float(&PyValue::str(" 2.5 ")), Ok(2.5));
-        assert!(order("<=", &PyValue::Int(1), &PyValue::Float(1.0)).unwrap());
+        assert_eq!(
+            order("<=", &PyValue::Int(1), &PyValue::Float(1.0)),
+            Ok(true)
+        );
     }
 }

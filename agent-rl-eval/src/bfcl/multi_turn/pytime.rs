@@ -237,7 +237,7 @@ mod tests {
                 "strptime() argument 1 must be str, not int".into()
             ))
         );
-        let at = strptime(&PyValue::str("2024-09-01 10:30:00"), true).unwrap();
+        let at = strptime(&PyValue::str("2024-09-01 10:30:00"), true).expect("a valid time");
         assert_eq!(at.plus_seconds(86_400 - 1).format(), "2024-09-02 10:29:59");
         assert_eq!(
             DateTime::date(2024, 12, 31).plus_seconds(86_400).format(),

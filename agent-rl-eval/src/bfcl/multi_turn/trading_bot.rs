@@ -675,7 +675,7 @@ mod tests {
     use crate::bfcl::multi_turn::result_text;
 
     fn run(bot: &mut TradingBot, method: &str, args: Vec<PyValue>) -> String {
-        result_text(&bot.call(method, args).unwrap())
+        result_text(&bot.call(method, args).expect("the call returns"))
     }
 
     /// Results as bfcl-eval's `TradingBot` (default scenario) returns them.

@@ -306,7 +306,7 @@ impl TravelApi {
                 "TravelAPI.get_flight_cost in long-context mode is not ported".into(),
             ));
         }
-        let multiplier = if digit_sum % 2 == 0 { 2 } else { 1 };
+        let multiplier = if digit_sum.is_multiple_of(2) { 2 } else { 1 };
         let cost = (base * factor * multiplier) as f64;
         let lookup = format!(
             "{}|{}|{}|{}",
@@ -737,7 +737,7 @@ mod tests {
     use crate::bfcl::multi_turn::result_text;
 
     fn run(api: &mut TravelApi, method: &str, args: Vec<PyValue>) -> String {
-        result_text(&api.call(method, args).unwrap())
+        result_text(&api.call(method, args).expect("the call returns"))
     }
 
     /// Results as bfcl-eval's `TravelAPI` (default scenario) returns them.

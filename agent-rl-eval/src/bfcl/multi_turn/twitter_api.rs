@@ -457,7 +457,7 @@ mod tests {
     use crate::bfcl::multi_turn::result_text;
 
     fn run(api: &mut TwitterApi, method: &str, args: Vec<PyValue>) -> String {
-        result_text(&api.call(method, args).unwrap())
+        result_text(&api.call(method, args).expect("the call returns"))
     }
 
     /// Results as bfcl-eval's `TwitterAPI` (default scenario) returns them.

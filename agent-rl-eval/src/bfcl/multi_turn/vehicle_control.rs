@@ -487,7 +487,7 @@ impl VehicleControlApi {
         self.distanceToNextVehicle = distance.clone();
         let status = if truthy(activate) {
             // `speed % 5 != 0`: Python's float modulo is zero exactly when the remainder is.
-            if speed < 0.0 || speed > 120.0 || (speed % 5.0).is_nan() || speed % 5.0 != 0.0 {
+            if !(0.0..=120.0).contains(&speed) || (speed % 5.0).is_nan() || speed % 5.0 != 0.0 {
                 return Ok(error("Invalid speed"));
             }
             "active"
@@ -678,7 +678,7 @@ mod tests {
     use crate::bfcl::multi_turn::result_text;
 
     fn run(api: &mut VehicleControlApi, method: &str, args: Vec<PyValue>) -> String {
-        result_text(&api.call(method, args).unwrap())
+        result_text(&api.call(method, args).expect("the call returns"))
     }
 
     /// Results as bfcl-eval's `VehicleControlAPI` (default scenario) returns them.
