@@ -155,6 +155,12 @@ pub fn bind_arguments(
         .collect())
 }
 
+/// Test helper: the official result text of one call (panics when the call is unsupported).
+#[cfg(test)]
+pub(crate) fn call_text(backend: &mut dyn Backend, method: &str, args: Vec<PyValue>) -> String {
+    super::execute::result_text(&backend.call(method, args).expect("the call returns"))
+}
+
 fn plural(count: usize) -> &'static str {
     if count == 1 { "" } else { "s" }
 }

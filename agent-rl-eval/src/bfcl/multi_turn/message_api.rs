@@ -417,26 +417,23 @@ impl Backend for MessageApi {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn run(api: &mut MessageApi, method: &str, args: Vec<PyValue>) -> String {
-        super::super::execute::result_text(&api.call(method, args).expect("the call returns"))
-    }
+    use crate::bfcl::multi_turn::backend::call_text;
 
     /// Results as bfcl-eval's `MessageAPI` (default scenario) returns them.
     #[test]
     fn default_scenario_calls_match_python() {
         let mut api = MessageApi::default();
         assert_eq!(
-            run(
+            call_text(
                 &mut api,
                 "send_message",
                 vec![PyValue::str("USR002"), PyValue::str("hi")]
             ),
             "{\"error\": \"No user is currently logged in.\"}"
         );
-        run(&mut api, "message_login", vec![PyValue::str("USR001")]);
+        call_text(&mut api, "message_login", vec![PyValue::str("USR001")]);
         assert_eq!(
-            run(
+            call_text(
                 &mut api,
                 "send_message",
                 vec![PyValue::str("USR002"), PyValue::str("hi")]
@@ -445,21 +442,21 @@ mod tests {
              \"Message sent to 'USR002' successfully.\"}"
         );
         assert_eq!(
-            run(&mut api, "add_contact", vec![PyValue::str("Eve")]),
+            call_text(&mut api, "add_contact", vec![PyValue::str("Eve")]),
             "{\"added_status\": true, \"user_id\": \"USR005\", \"message\": \
              \"Contact 'Eve' added successfully.\"}"
         );
         assert_eq!(
-            run(&mut api, "delete_message", vec![PyValue::str("USR002")]),
+            call_text(&mut api, "delete_message", vec![PyValue::str("USR002")]),
             "{\"deleted_status\": true, \"receiver_id\": \"USR002\", \"message\": \
              \"Receiver USR002's latest message deleted successfully.\"}"
         );
         assert_eq!(
-            run(&mut api, "get_message_stats", vec![]),
+            call_text(&mut api, "get_message_stats", vec![]),
             "{\"stats\": {\"received_count\": 3, \"total_contacts\": 3}}"
         );
         assert_eq!(
-            run(&mut api, "search_messages", vec![PyValue::str("UPLOAD")]),
+            call_text(&mut api, "search_messages", vec![PyValue::str("UPLOAD")]),
             "{\"results\": [{\"receiver_id\": \"USR003\", \"message\": \"Could you upload \
              the file?\"}, {\"receiver_id\": \"USR004\", \"message\": \"Could you upload the \
              file?\"}]}"

@@ -329,20 +329,17 @@ impl Backend for TicketApi {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bfcl::multi_turn::backend::call_text;
     use crate::bfcl::multi_turn::result_text;
-
-    fn run(api: &mut TicketApi, method: &str, args: Vec<PyValue>) -> String {
-        result_text(&api.call(method, args).expect("the call returns"))
-    }
 
     /// Results as bfcl-eval's `TicketAPI` (default scenario) returns them.
     #[test]
     fn default_scenario_calls_match_python() {
         let mut api = TicketApi::default();
         let text = PyValue::str;
-        run(&mut api, "ticket_login", vec![text("ann"), text("pw")]);
+        call_text(&mut api, "ticket_login", vec![text("ann"), text("pw")]);
         assert_eq!(
-            run(
+            call_text(
                 &mut api,
                 "create_ticket",
                 vec![text("T"), text(""), PyValue::Int(7)]
@@ -350,7 +347,7 @@ mod tests {
             "{\"error\": \"Invalid priority. Priority must be between 1 and 5.\"}"
         );
         assert_eq!(
-            run(
+            call_text(
                 &mut api,
                 "create_ticket",
                 vec![text("T"), text("d"), PyValue::Int(2)]
@@ -359,7 +356,7 @@ mod tests {
              \"priority\": 2, \"created_by\": \"ann\"}"
         );
         assert_eq!(
-            run(
+            call_text(
                 &mut api,
                 "resolve_ticket",
                 vec![PyValue::Int(1), text("ok")]
@@ -367,7 +364,7 @@ mod tests {
             "{\"status\": \"Ticket 1 has been resolved successfully.\"}"
         );
         assert_eq!(
-            run(
+            call_text(
                 &mut api,
                 "resolve_ticket",
                 vec![PyValue::Int(1), text("ok")]
@@ -375,7 +372,7 @@ mod tests {
             "{\"error\": \"Ticket with ID 1 is already resolved.\"}"
         );
         assert_eq!(
-            run(
+            call_text(
                 &mut api,
                 "edit_ticket",
                 vec![PyValue::Int(1), PyValue::dict([("owner", text("x"))])]
@@ -383,7 +380,7 @@ mod tests {
             "{\"error\": \"Invalid fields for update: owner\"}"
         );
         assert_eq!(
-            run(&mut api, "get_user_tickets", vec![text("RESOLVED")]),
+            call_text(&mut api, "get_user_tickets", vec![text("RESOLVED")]),
             "[{'id': 1, 'title': 'T', 'description': 'd', 'status': 'Resolved', 'priority': 2, \
              'created_by': 'ann', 'resolution': 'ok'}]"
         );

@@ -672,23 +672,19 @@ impl Backend for TradingBot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bfcl::multi_turn::result_text;
-
-    fn run(bot: &mut TradingBot, method: &str, args: Vec<PyValue>) -> String {
-        result_text(&bot.call(method, args).expect("the call returns"))
-    }
+    use crate::bfcl::multi_turn::backend::call_text;
 
     /// Results as bfcl-eval's `TradingBot` (default scenario) returns them.
     #[test]
     fn default_scenario_calls_match_python() {
         let mut bot = TradingBot::default();
-        run(
+        call_text(
             &mut bot,
             "trading_login",
             vec![PyValue::str("u"), PyValue::str("p")],
         );
         assert_eq!(
-            run(
+            call_text(
                 &mut bot,
                 "place_order",
                 vec![
@@ -701,7 +697,7 @@ mod tests {
             "{\"error\": \"Insufficient funds: required $15000.00 but only $10000.00 available.\"}"
         );
         assert_eq!(
-            run(
+            call_text(
                 &mut bot,
                 "place_order",
                 vec![
@@ -715,11 +711,11 @@ mod tests {
              150.0, \"amount\": 10}"
         );
         assert_eq!(
-            run(&mut bot, "fund_account", vec![PyValue::Float(0.5)]),
+            call_text(&mut bot, "fund_account", vec![PyValue::Float(0.5)]),
             "{\"status\": \"Account funded successfully\", \"new_balance\": 10000.5}"
         );
         assert_eq!(
-            run(
+            call_text(
                 &mut bot,
                 "get_transaction_history",
                 vec![PyValue::None, PyValue::None]
@@ -730,7 +726,7 @@ mod tests {
             )
         );
         assert_eq!(
-            run(&mut bot, "get_order_details", vec![PyValue::Int(1)]),
+            call_text(&mut bot, "get_order_details", vec![PyValue::Int(1)]),
             "{\"error\": \"Order with ID 1 not found.Here is the list of orders_id: [12345, 12446]\"}"
         );
         assert_eq!(format!("{:.2}", 0.125), "0.12");

@@ -201,6 +201,17 @@ fn text_of(value: &PyValue) -> String {
     format(value)
 }
 
+/// `_flight_cost_lookup`'s key: `f"{travel_from}|{travel_to}|{travel_class}|{travel_date}"`.
+fn flight_key(from: &PyValue, to: &PyValue, class: &PyValue, date: &PyValue) -> String {
+    format!(
+        "{}|{}|{}|{}",
+        text_of(from),
+        text_of(to),
+        text_of(class),
+        text_of(date)
+    )
+}
+
 impl TravelApi {
     fn expired(&self) -> bool {
         self.token_expires_in == PyValue::Int(0)
@@ -308,14 +319,7 @@ impl TravelApi {
         }
         let multiplier = if digit_sum.is_multiple_of(2) { 2 } else { 1 };
         let cost = (base * factor * multiplier) as f64;
-        let lookup = format!(
-            "{}|{}|{}|{}",
-            text_of(from),
-            text_of(to),
-            text_of(class),
-            text_of(date)
-        );
-        self.last_flight_cost = Some((lookup, cost));
+        self.last_flight_cost = Some((flight_key(from, to, class, date), cost));
         Ok(Ok(PyValue::dict([(
             "travel_cost_list",
             PyValue::List(vec![PyValue::Float(cost)]),
@@ -367,21 +371,14 @@ impl TravelApi {
         }
         let cost = match self.flight_cost(from, to, date, class)? {
             Err(text) => return Ok(refused(flag, text)),
-            Ok(_) => {
-                let lookup = format!(
-                    "{}|{}|{}|{}",
-                    text_of(from),
-                    text_of(to),
-                    text_of(class),
-                    text_of(date)
-                );
-                match &self.last_flight_cost {
-                    Some((stored, cost)) if *stored == lookup => PyValue::Float(*cost),
-                    _ => {
-                        return Ok(refused(flag, "No available route for the given parameters"));
-                    }
+            Ok(_) => match &self.last_flight_cost {
+                Some((stored, cost)) if *stored == flight_key(from, to, class, date) => {
+                    PyValue::Float(*cost)
                 }
-            }
+                _ => {
+                    return Ok(refused(flag, "No available route for the given parameters"));
+                }
+            },
         };
         let balance =
             get_item(get_item(&self.credit_card_list, card_id)?, &key("balance"))?.clone();
@@ -734,18 +731,15 @@ impl Backend for TravelApi {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bfcl::multi_turn::backend::call_text;
     use crate::bfcl::multi_turn::result_text;
-
-    fn run(api: &mut TravelApi, method: &str, args: Vec<PyValue>) -> String {
-        result_text(&api.call(method, args).expect("the call returns"))
-    }
 
     /// Results as bfcl-eval's `TravelAPI` (default scenario) returns them.
     #[test]
     fn default_scenario_calls_match_python() {
         let mut api = TravelApi::default();
         let s = PyValue::str;
-        let login = run(
+        let login = call_text(
             &mut api,
             "authenticate_travel",
             vec![
@@ -765,7 +759,7 @@ mod tests {
             )
         );
         assert_eq!(
-            run(
+            call_text(
                 &mut api,
                 "get_flight_cost",
                 vec![s("SFO"), s("LAX"), s("2024-11-15"), s("business")]
@@ -773,7 +767,7 @@ mod tests {
             "{\"travel_cost_list\": [800.0]}"
         );
         assert_eq!(
-            run(
+            call_text(
                 &mut api,
                 "compute_exchange_rate",
                 vec![s("RMB"), s("USD"), PyValue::Int(100)]
@@ -781,7 +775,7 @@ mod tests {
             "{\"exchanged_value\": 14.29}"
         );
         assert_eq!(
-            run(
+            call_text(
                 &mut api,
                 "compute_exchange_rate",
                 vec![s("USD"), s("EUR"), PyValue::Int(3)]

@@ -454,11 +454,7 @@ impl Backend for TwitterApi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bfcl::multi_turn::result_text;
-
-    fn run(api: &mut TwitterApi, method: &str, args: Vec<PyValue>) -> String {
-        result_text(&api.call(method, args).expect("the call returns"))
-    }
+    use crate::bfcl::multi_turn::backend::call_text;
 
     /// Results as bfcl-eval's `TwitterAPI` (default scenario) returns them.
     #[test]
@@ -466,20 +462,20 @@ mod tests {
         let mut api = TwitterApi::default();
         let none = PyValue::List(Vec::new());
         assert_eq!(
-            run(
+            call_text(
                 &mut api,
                 "post_tweet",
                 vec![PyValue::str("x"), none.clone(), none.clone()]
             ),
             "{\"error\": \"User not authenticated. Please authenticate before posting.\"}"
         );
-        run(
+        call_text(
             &mut api,
             "authenticate_twitter",
             vec![PyValue::str("john"), PyValue::str("john123")],
         );
         assert_eq!(
-            run(
+            call_text(
                 &mut api,
                 "post_tweet",
                 vec![
@@ -492,11 +488,11 @@ mod tests {
              \"mentions\": []}"
         );
         assert_eq!(
-            run(&mut api, "search_tweets", vec![PyValue::str("#a")]),
+            call_text(&mut api, "search_tweets", vec![PyValue::str("#a")]),
             "[{'id': 0, 'username': 'john', 'content': 'Hello', 'tags': ['#A'], 'mentions': []}]"
         );
         assert_eq!(
-            run(
+            call_text(
                 &mut api,
                 "comment",
                 vec![PyValue::str("0"), PyValue::str("c")]
@@ -504,33 +500,33 @@ mod tests {
             "{\"error\": \"Tweet with ID 0 not found.\"}"
         );
         assert_eq!(
-            run(&mut api, "retweet", vec![PyValue::Int(0)]),
+            call_text(&mut api, "retweet", vec![PyValue::Int(0)]),
             "{\"retweet_status\": \"Successfully retweeted\"}"
         );
         assert_eq!(
-            run(&mut api, "get_user_stats", vec![PyValue::str("john")]),
+            call_text(&mut api, "get_user_stats", vec![PyValue::str("john")]),
             "{\"tweet_count\": 1, \"following_count\": 2, \"retweet_count\": 1}"
         );
         assert_eq!(
-            run(&mut api, "get_tweet_comments", vec![PyValue::Int(0)]),
+            call_text(&mut api, "get_tweet_comments", vec![PyValue::Int(0)]),
             "[]"
         );
         // Tweets posted without mentions share Python's default list.
         let shared = || PyValue::Opaque(SHARED_MENTIONS.into());
         for content in ["a", "b"] {
-            run(
+            call_text(
                 &mut api,
                 "post_tweet",
                 vec![PyValue::str(content), PyValue::List(Vec::new()), shared()],
             );
         }
-        run(
+        call_text(
             &mut api,
             "mention",
             vec![PyValue::Int(1), PyValue::List(vec![PyValue::str("x")])],
         );
         assert_eq!(
-            run(&mut api, "get_tweet", vec![PyValue::Int(2)]),
+            call_text(&mut api, "get_tweet", vec![PyValue::Int(2)]),
             "{\"id\": 2, \"username\": \"john\", \"content\": \"b\", \"tags\": [], \
              \"mentions\": [\"x\"]}"
         );

@@ -675,11 +675,7 @@ impl Backend for VehicleControlApi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bfcl::multi_turn::result_text;
-
-    fn run(api: &mut VehicleControlApi, method: &str, args: Vec<PyValue>) -> String {
-        result_text(&api.call(method, args).expect("the call returns"))
-    }
+    use crate::bfcl::multi_turn::backend::call_text;
 
     /// Results as bfcl-eval's `VehicleControlAPI` (default scenario) returns them.
     #[test]
@@ -687,7 +683,7 @@ mod tests {
         let mut car = VehicleControlApi::default();
         let s = PyValue::str;
         assert_eq!(
-            run(&mut car, "startEngine", vec![s("START")]),
+            call_text(&mut car, "startEngine", vec![s("START")]),
             "{\"error\": \"All doors must be locked before starting the engine. Here are the \
              unlocked doors: driver, passenger, rear_left, rear_right\"}"
         );
@@ -698,27 +694,27 @@ mod tests {
             s("rear_right"),
         ]);
         assert_eq!(
-            run(&mut car, "lockDoors", vec![PyValue::Bool(false), all]),
+            call_text(&mut car, "lockDoors", vec![PyValue::Bool(false), all]),
             "{\"lockStatus\": \"locked\", \"remainingUnlockedDoors\": 0}"
         );
         assert_eq!(
-            run(&mut car, "pressBrakePedal", vec![PyValue::Int(1)]),
+            call_text(&mut car, "pressBrakePedal", vec![PyValue::Int(1)]),
             "{\"brakePedalStatus\": \"pressed\", \"brakePedalForce\": 1000.0}"
         );
         assert_eq!(
-            run(&mut car, "startEngine", vec![s("START")]),
+            call_text(&mut car, "startEngine", vec![s("START")]),
             "{\"engineState\": \"running\", \"fuelLevel\": 0.0, \"batteryVoltage\": 12.6}"
         );
         assert_eq!(
-            run(&mut car, "fillFuelTank", vec![PyValue::Int(30)]),
+            call_text(&mut car, "fillFuelTank", vec![PyValue::Int(30)]),
             "{\"fuelLevel\": 30.0}"
         );
         assert_eq!(
-            run(&mut car, "get_outside_temperature_from_google", vec![]),
+            call_text(&mut car, "get_outside_temperature_from_google", vec![]),
             "{\"outsideTemperature\": 36.63485703790535}"
         );
         assert_eq!(
-            run(
+            call_text(
                 &mut car,
                 "adjustClimateControl",
                 vec![
@@ -732,7 +728,7 @@ mod tests {
         );
         assert_eq!(car.acTemperature, PyValue::Float((70.0 - 32.0) * 5.0 / 9.0));
         assert_eq!(
-            run(
+            call_text(
                 &mut car,
                 "setCruiseControl",
                 vec![PyValue::Int(62), PyValue::Bool(true), PyValue::Int(100)]
