@@ -472,3 +472,52 @@ fn multi_turn_inference_with_a_ground_truth_policy() {
     );
     assert!(valid >= 500, "only {valid} entries valid");
 }
+
+/// `BfclRunner` with the function docs sends multi-turn entries through the inference loop: a
+/// policy that never calls a tool gets one empty step list per turn in its results and is valid
+/// for no entry; without the docs the entries are reported unsupported.
+#[test]
+#[ignore = "needs AGENT_RL_DATA (the BFCL v4 multi-turn data); run with --include-ignored"]
+fn runner_runs_multi_turn_entries_with_the_docs() {
+    use agent_rl_eval::bfcl::multi_turn::MultiTurnDocs;
+    use agent_rl_eval::bfcl::{BfclRunConfig, BfclRunner, BfclVersion};
+    let dataset = multi_turn_dataset();
+    let (folder, _) = BfclDataset::detect(&super::data_dir()).unwrap();
+    let docs = MultiTurnDocs::load(&folder).unwrap();
+    let config = BfclRunConfig {
+        limit: Some(3),
+        categories: vec![Category::MultiTurnBase, Category::MultiTurnMissFunc],
+        ..BfclRunConfig::default()
+    };
+    let mut silent = GroundTruthPolicy {
+        turns: Vec::new(),
+        requests: 0,
+    };
+    let run = BfclRunner::new(&dataset, BfclVersion::V4, config.clone())
+        .with_multi_turn_docs(&docs)
+        .run(&mut silent)
+        .unwrap();
+    assert_eq!(run.verdicts.len(), 6);
+    assert_eq!(run.results.len(), 6);
+    let index = dataset.index();
+    for line in &run.results {
+        let turns = index[line.id.as_str()].turns.len();
+        assert_eq!(line.result, json!(vec![Vec::<Vec<String>>::new(); turns]));
+    }
+    assert_eq!(
+        silent.requests,
+        run.results
+            .iter()
+            .map(|l| index[l.id.as_str()].turns.len())
+            .sum::<usize>()
+    );
+    assert!(
+        run.verdicts.iter().all(|v| v.supported && !v.valid),
+        "{:?}",
+        run.verdicts
+    );
+    let without = BfclRunner::new(&dataset, BfclVersion::V4, config)
+        .run(&mut silent)
+        .unwrap();
+    assert!(without.verdicts.iter().all(|v| !v.supported));
+}
