@@ -7,13 +7,15 @@
 //! cargo run --release --features cuda --example eval_bfcl -- --device cuda --model … --data …
 //! ```
 //! The data folder is BFCL's own (`BFCL_v4_*.json` and `possible_answer/`, e.g. from the
-//! `bfcl-eval` package's `bfcl_eval/data/`). Answers are greedy; multi-turn categories are listed
-//! as not supported. The library calls are [`BfclRunner`] over a [`BurnPolicy`].
+//! `bfcl-eval` package's `bfcl_eval/data/`). Answers are greedy; multi-turn categories run through
+//! the multi-turn loop when the folder has `multi_turn_func_doc/`. The library calls are
+//! [`BfclRunner`] over a [`BurnPolicy`].
 
 use std::path::PathBuf;
 
 use agent_rl::backend::{DeviceKind, PolicyJob, with_policy};
 use agent_rl::core::{BurnPolicy, SamplingConfig};
+use agent_rl::eval::bfcl::multi_turn::MultiTurnDocs;
 use agent_rl::eval::bfcl::{BfclDataset, BfclRunConfig, BfclRunner, Category};
 use agent_rl::progress::count_progress;
 use burn::prelude::Backend;
@@ -53,8 +55,13 @@ impl PolicyJob for Evaluate {
         let args = self.0;
         let categories = Category::from_names(args.categories.iter().map(String::as_str))
             .map_err(|name| anyhow::anyhow!("unknown category `{name}`"))?;
-        let (_, version) = BfclDataset::detect(&args.data)?;
+        let (folder, version) = BfclDataset::detect(&args.data)?;
         let dataset = BfclDataset::load(&args.data)?;
+        let docs = if folder.join("multi_turn_func_doc").is_dir() {
+            Some(MultiTurnDocs::load(&folder)?)
+        } else {
+            None
+        };
         let config = BfclRunConfig {
             sampling: SamplingConfig::greedy(args.max_new_tokens),
             limit: args.limit,
@@ -62,9 +69,12 @@ impl PolicyJob for Evaluate {
             ..BfclRunConfig::default()
         };
         let bar = indicatif::ProgressBar::new(0);
-        let run = BfclRunner::new(&dataset, version, config)
-            .with_progress(count_progress(&bar))
-            .run(&mut policy)?;
+        let mut runner =
+            BfclRunner::new(&dataset, version, config).with_progress(count_progress(&bar));
+        if let Some(docs) = &docs {
+            runner = runner.with_multi_turn_docs(docs);
+        }
+        let run = runner.run(&mut policy)?;
         bar.finish_and_clear();
         Ok(run.report.to_markdown())
     }

@@ -8,6 +8,14 @@ Two outputs:
   instance of a stateless class by the official executor (``execute_multi_turn_func_call``),
   drawn from the data's ground truth plus perturbed and malformed calls (wrong types, missing,
   extra and positional arguments, empty lists, rounding ties, unknown and forbidden names).
+* ``--stateful-out`` (JSON Lines ``{"id", "class", "calls", "results", "state"}``): for each
+  entry and each stateful class it involves, one fresh instance loaded from the entry's
+  ``initial_config`` (long-context mode for that category) runs a sequence of calls through the
+  official executor: the class's ground-truth calls of all turns in order (referenced as
+  ``[turn, index]``, never copied), altered copies of some of them, and probe calls (missing,
+  extra and wrongly typed arguments). ``results`` holds, per call, the first 16 hex digits of
+  the SHA-256 of the official result text; ``state`` the same digest of ``repr`` of each public
+  attribute afterwards (a ``set`` as its sorted list).
 * ``--verdicts-out`` (JSON Lines, one line per multi-turn entry): the official checker's verdict
   on the ground truth replayed as the model's result and on perturbations of it. A perturbation
   is stored as an edit of the ground truth (``["drop", turn, index]`` ...), never as data; the
@@ -33,7 +41,8 @@ no step for an empty turn):
     /work/venv-bfcl/bin/pip install bfcl-eval==2026.3.23 --no-deps && /work/venv-bfcl/bin/pip install mpmath
     /work/venv-bfcl/bin/python scripts/bfcl_multi_turn_golden.py --data $AGENT_RL_DATA/bfcl/v4 \\
         --exec-out agent-rl-eval/tests/fixtures/bfcl/multi_turn_exec.jsonl \\
-        --verdicts-out agent-rl-eval/tests/fixtures/bfcl/multi_turn_verdicts.jsonl
+        --verdicts-out agent-rl-eval/tests/fixtures/bfcl/multi_turn_verdicts.jsonl \\
+        --stateful-out agent-rl-eval/tests/fixtures/bfcl/multi_turn_stateful.jsonl
 
 bfcl-eval's model registry imports every model SDK; only the checker is needed, so the registry
 is replaced by an empty stub before import.
@@ -41,6 +50,7 @@ is replaced by an empty stub before import.
 
 import argparse
 import ast
+import hashlib
 import json
 import random
 import sys
@@ -196,6 +206,149 @@ def _math_class():
 
 
 # ---------------------------------------------------------------------------------------------
+# Call sequences on the stateful classes.
+
+STATEFUL = ["MessageAPI", "TwitterAPI", "TicketAPI", "TradingBot", "TravelAPI",
+            "VehicleControlAPI"]
+
+PROBES = {
+    "MessageAPI": ["message_login(user_id='USR999')", "get_user_id(user=['x'])", "list_users()",
+                   "send_message(receiver_id='USR002')", "add_contact(user_name='Zed')",
+                   "search_messages(keyword=5)", "view_messages_sent()", "get_message_stats()",
+                   "delete_message(receiver_id='nobody')", "message_get_login_status()"],
+    "TwitterAPI": ["authenticate_twitter(username='x', password='y')", "get_tweet(tweet_id='0')",
+                   "get_tweet(tweet_id=[1])", "post_tweet(content='probe', tags=['#T'], mentions=[])",
+                   "retweet(tweet_id=0)", "comment(tweet_id=0, comment_content='c')",
+                   "mention(tweet_id=0, mentioned_usernames='ab')", "get_user_stats(username='john')",
+                   "get_tweet_comments(tweet_id=0)", "search_tweets(keyword='PROBE')",
+                   "unfollow_user(username_to_unfollow='nobody')", "list_all_following()"],
+    "TicketAPI": ["create_ticket(title='p', priority=9)", "create_ticket(title='p', priority='x')",
+                  "get_ticket(ticket_id=999)", "close_ticket(ticket_id=999)",
+                  "edit_ticket(ticket_id=1, updates={'owner': 'x'})",
+                  "get_user_tickets(status='open')", "logout()", "ticket_get_login_status()",
+                  "ticket_login(username='', password='x')"],
+    "TradingBot": ["get_stock_info(symbol='NOPE')", "get_order_details(order_id=1)",
+                   "cancel_order(order_id=1)", "get_symbol_by_name(name='Zeta Corp')",
+                   "place_order(order_type='Buy', symbol='AAPL', price=-1, amount=1)",
+                   "place_order(order_type='Buy', symbol='AAPL', price=1e9, amount=3)",
+                   "withdraw_funds(amount=1.5)", "fund_account(amount=0)",
+                   "get_transaction_history(start_date='2024-9-1', end_date='2024-09-30')",
+                   "get_transaction_history(start_date='09/01/2024')",
+                   "filter_stocks_by_price(stocks=['AAPL', 'XX'], min_price=0, max_price=1000)",
+                   "notify_price_change(stocks=['AAPL', 'TSLA'], threshold=0.1)",
+                   "get_available_stocks(sector='Technology')", "add_to_watchlist(stock='ZETA')",
+                   "remove_stock_from_watchlist(symbol='NOPE')", "get_watchlist()",
+                   "get_order_history()", "trading_logout()", "get_account_info()"],
+    "TravelAPI": ["get_flight_cost(travel_from='SFO', travel_to='LAX', travel_date='2024-11-15', "
+                  "travel_class='first')",
+                  "get_flight_cost(travel_from='SFO', travel_to='NOPE', travel_date='2024-11-15', "
+                  "travel_class='first')",
+                  "compute_exchange_rate(base_currency='EUR', target_currency='USD', value=100)",
+                  "compute_exchange_rate(base_currency='USD', target_currency='XXX', value=1)",
+                  "get_nearest_airport_by_city(location='Tokyo')", "list_all_airports()",
+                  "get_credit_card_balance(access_token='bad', card_id='1')",
+                  "book_flight(access_token='bad', card_id='1', travel_date='2024-1-1', "
+                  "travel_from='SFO', travel_to='LAX', travel_class='economy')",
+                  "retrieve_invoice(access_token='bad')", "get_budget_fiscal_year()",
+                  "travel_get_login_status()",
+                  "verify_traveler_information(first_name='A', last_name='B', "
+                  "date_of_birth='1990-01-01', passport_number='US1')",
+                  "contact_customer_support(booking_id='0', message='m')",
+                  "get_all_credit_cards()"],
+    "VehicleControlAPI": ["fillFuelTank(fuelAmount=-1)", "fillFuelTank(fuelAmount=100)",
+                          "lockDoors(unlock=False, door=['driver', 'passenger'])",
+                          "lockDoors(unlock=True, door=['trunk'])", "pressBrakePedal(pedalPosition=2)",
+                          "pressBrakePedal(pedalPosition=0.5)", "releaseBrakePedal()",
+                          "startEngine(ignitionMode='START')",
+                          "setCruiseControl(speed=65, activate=True, distanceToNextVehicle=100)",
+                          "adjustClimateControl(temperature=68, unit='fahrenheit')",
+                          "adjustClimateControl(temperature=20, fanSpeed=120)",
+                          "get_outside_temperature_from_google()", "get_current_speed()",
+                          "setHeadlights(mode='auto')", "displayCarStatus(option='climate')",
+                          "displayCarStatus(option='x')", "activateParkingBrake(mode='engage')",
+                          "estimate_drive_feasibility_by_mileage(distance=300)",
+                          "liter_to_gallon(liter=10)", "estimate_distance(cityA='83214', cityB='74532')",
+                          "get_zipcode_based_on_city(city='Nowhere')", "set_navigation(destination=5)",
+                          "check_tire_pressure()", "display_log(messages=['a'])"],
+}
+
+
+def digest(text):
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def public_state(instance):
+    state = {}
+    for name, value in vars(instance).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, set):
+            value = sorted(value)
+        state[name] = digest(repr(value))
+    return state
+
+
+def fresh_mutable_defaults():
+    """`post_tweet`'s default lists are shared by the whole process and `mention` extends them;
+    give each sequence fresh ones (the Rust port's pinned model of them)."""
+    from bfcl_eval.eval_checker.multi_turn_eval.func_source_code.posting_api import TwitterAPI
+    TwitterAPI.post_tweet.__defaults__ = ([], [])
+
+
+def stateful_vectors(data, rng):
+    lines = []
+    for category in CATEGORIES:
+        questions = load(f"{data}/BFCL_v4_multi_turn_{category}.json")
+        answers = {a["id"]: a["ground_truth"] for a in load(
+            f"{data}/possible_answer/BFCL_v4_multi_turn_{category}.json")}
+        for question in questions:
+            truth = answers[question["id"]]
+            for class_name in question["involved_classes"]:
+                if class_name not in STATEFUL:
+                    continue
+                methods = set(PROBES_METHODS[class_name])
+                specs, calls = [], []
+                for t, turn in enumerate(truth):
+                    for i, call in enumerate(turn):
+                        if call.split("(")[0].strip() not in methods:
+                            continue
+                        specs.append([t, i])
+                        calls.append(call)
+                        if rng.random() < 0.3:
+                            bad = alter_call(call, rng)
+                            if bad:
+                                specs.append(bad)
+                                calls.append(bad)
+                if not calls:
+                    continue
+                if rng.random() < 0.25:
+                    specs.extend(PROBES[class_name])
+                    calls.extend(PROBES[class_name])
+                forget_instances()
+                fresh_mutable_defaults()
+                results, instances = multi_turn_utils.execute_multi_turn_func_call(
+                    calls, question["initial_config"], [class_name], "golden", "stateful_0",
+                    long_context=category == "long_context", is_evaL_run=True)
+                lines.append({"id": question["id"], "class": class_name, "calls": specs,
+                              "results": [digest(r) for r in results],
+                              "state": public_state(instances[class_name])})
+    return lines
+
+
+def _class_methods():
+    import importlib
+    from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING
+    out = {}
+    for name in STATEFUL:
+        cls = getattr(importlib.import_module(CLASS_FILE_PATH_MAPPING[name]), name)
+        out[name] = [m for m in vars(cls) if not m.startswith("_") and callable(vars(cls)[m])]
+    return out
+
+
+PROBES_METHODS = _class_methods()
+
+
+# ---------------------------------------------------------------------------------------------
 # Checker verdicts on edits of the ground truth.
 
 def apply_edit(truth, edit):
@@ -288,6 +441,7 @@ def main():
     parser.add_argument("--data", required=True, help="the v4 data folder")
     parser.add_argument("--exec-out", required=True)
     parser.add_argument("--verdicts-out", required=True)
+    parser.add_argument("--stateful-out", required=True)
     parser.add_argument("--seed", type=int, default=23)
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -296,6 +450,9 @@ def main():
             f.write(json.dumps(vector, ensure_ascii=False) + "\n")
     with open(args.verdicts_out, "w") as f:
         for line in verdict_vectors(args.data, rng):
+            f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    with open(args.stateful_out, "w") as f:
+        for line in stateful_vectors(args.data, random.Random(args.seed + 1)):
             f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 

@@ -9,8 +9,9 @@ use super::category::{Category, Language, Scoring};
 use super::checker::{CheckOptions, model_function_name};
 use super::data::{BfclDataset, BfclEntry, BfclVersion};
 use super::decode::{decode_text, tool_calls_to_value};
+use super::multi_turn::{MultiTurnDocs, MultiTurnOutcome, infer_multi_turn};
 use super::report::BfclReport;
-use super::score::{ResultLine, Verdict, score_decoded};
+use super::score::{ResultLine, Verdict, score_decoded, score_output};
 use crate::error::{EvalError, Result};
 
 /// Options of a run.
@@ -77,13 +78,15 @@ pub struct BfclRun {
     pub report: BfclReport,
 }
 
-/// Runs a policy over a dataset. Multi-turn entries are not sent to the model; they are
-/// reported as not supported yet.
+/// Runs a policy over a dataset. Multi-turn entries run through [`infer_multi_turn`] when the
+/// runner has the classes' function docs ([`BfclRunner::with_multi_turn_docs`]); without them
+/// they are reported as not supported.
 pub struct BfclRunner<'a> {
     dataset: &'a BfclDataset,
     version: BfclVersion,
     config: BfclRunConfig,
     progress: Option<Box<dyn FnMut(usize, usize) + 'a>>,
+    multi_turn_docs: Option<&'a MultiTurnDocs>,
 }
 
 impl<'a> BfclRunner<'a> {
@@ -94,7 +97,15 @@ impl<'a> BfclRunner<'a> {
             version,
             config,
             progress: None,
+            multi_turn_docs: None,
         }
+    }
+
+    /// Runs multi-turn entries with these function docs (see [`MultiTurnDocs::load`]).
+    #[must_use]
+    pub fn with_multi_turn_docs(mut self, docs: &'a MultiTurnDocs) -> Self {
+        self.multi_turn_docs = Some(docs);
+        self
     }
 
     /// Calls `hook(done, total)` after each batch (e.g. to advance a progress bar).
@@ -151,12 +162,42 @@ impl<'a> BfclRunner<'a> {
                 hook(verdicts.len(), total);
             }
         }
-        for entry in multi_turn {
-            verdicts.push(score_decoded(
+        let multi_turn_total = multi_turn.len();
+        for (done, entry) in multi_turn.into_iter().enumerate() {
+            let Some(docs) = self.multi_turn_docs else {
+                verdicts.push(score_decoded(
+                    entry,
+                    Err("multi-turn inference needs the function docs \
+                         (BfclRunner::with_multi_turn_docs)"
+                        .into()),
+                    self.config.check,
+                ));
+                continue;
+            };
+            match infer_multi_turn(
                 entry,
-                Err("multi-turn is not supported".into()),
+                docs,
+                policy,
+                &self.config.sampling,
                 self.config.check,
-            ));
+            )? {
+                MultiTurnOutcome::Steps(steps) => {
+                    let result = json!(steps);
+                    verdicts.push(score_output(entry, &result, self.config.check));
+                    results.push(ResultLine {
+                        id: entry.id.clone(),
+                        result,
+                    });
+                }
+                MultiTurnOutcome::Unsupported(reason) => {
+                    let mut verdict = score_decoded(entry, Err(reason.clone()), self.config.check);
+                    verdict.error = Some(reason);
+                    verdicts.push(verdict);
+                }
+            }
+            if let Some(hook) = self.progress.as_mut() {
+                hook(total + done + 1, total + multi_turn_total);
+            }
         }
         let report =
             BfclReport::with_dataset_counts(&verdicts, self.version, &self.dataset.counts());
@@ -215,7 +256,8 @@ fn language_hint(language: Language) -> &'static str {
     }
 }
 
-fn tool_spec(doc: &Value, language: Language, options: CheckOptions) -> ToolSpec {
+/// A BFCL function doc as a tool for the chat template (see [`chat_request`]).
+pub(crate) fn tool_spec(doc: &Value, language: Language, options: CheckOptions) -> ToolSpec {
     let name = model_function_name(
         doc.get("name").and_then(Value::as_str).unwrap_or(""),
         options,

@@ -95,6 +95,44 @@ fn verdicts(category: Category, correct: usize, total: usize) -> Vec<Verdict> {
         .collect()
 }
 
+/// The v4 aggregates of a fixed mixed score table (two categories not run) equal what
+/// bfcl-eval's own leaderboard code computes (`scripts/bfcl_aggregate_golden.py`).
+#[test]
+fn aggregates_equal_the_official_leaderboard_code() {
+    let golden: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/bfcl/aggregate_v4.json")).unwrap();
+    let mut all = Vec::new();
+    for (name, counts) in golden["table"].as_object().unwrap() {
+        let category = Category::from_name(name).unwrap();
+        let count = |key: &str| counts[key].as_u64().unwrap() as usize;
+        all.extend(verdicts(category, count("correct"), count("total")));
+    }
+    let missing = golden["missing"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, size)| {
+            (
+                Category::from_name(name).unwrap(),
+                size.as_u64().unwrap() as usize,
+            )
+        })
+        .collect();
+    let report = BfclReport::with_dataset_counts(&all, BfclVersion::V4, &missing);
+    for (field, ours) in [
+        ("overall", report.overall),
+        ("non_live_overall", report.non_live_overall),
+        ("live_overall", report.live_overall),
+        ("multi_turn_overall", report.multi_turn_overall),
+    ] {
+        let official = golden[field].as_f64().unwrap();
+        assert!(
+            (ours - official).abs() < 1e-12,
+            "{field}: {ours} vs {official}"
+        );
+    }
+}
+
 #[test]
 fn aggregates_follow_bfcl_formulas() {
     let mut all = Vec::new();

@@ -7,7 +7,7 @@ use agent_rl::backend::DeviceKind;
 use agent_rl::core::{BurnPolicy, SamplingConfig};
 use agent_rl::eval::bfcl::{
     BfclDataset, BfclReport, BfclRunConfig, BfclRunner, Category, CheckOptions, ResultLine,
-    Verdict, score_results_file,
+    Verdict, multi_turn::MultiTurnDocs, score_results_file,
 };
 use agent_rl::progress::{count_bar, count_progress};
 use anyhow::Context;
@@ -64,7 +64,7 @@ pub struct BfclArgs {
 
 /// Runs the command.
 pub fn run(args: BfclArgs) -> anyhow::Result<()> {
-    let (_, version) = BfclDataset::detect(&args.data)?;
+    let (folder, version) = BfclDataset::detect(&args.data)?;
     let dataset = BfclDataset::load(&args.data)?;
     let options = CheckOptions {
         underscore_to_dot: args.underscore_to_dot,
@@ -87,6 +87,7 @@ pub fn run(args: BfclArgs) -> anyhow::Result<()> {
             args,
             dataset,
             version,
+            folder,
         },
     )
 }
@@ -95,6 +96,8 @@ struct Job {
     args: BfclArgs,
     dataset: BfclDataset,
     version: agent_rl::eval::bfcl::BfclVersion,
+    /// The folder holding the data files (and `multi_turn_func_doc/`).
+    folder: PathBuf,
 }
 
 impl PolicyJob for Job {
@@ -117,10 +120,19 @@ impl PolicyJob for Job {
                 underscore_to_dot: args.underscore_to_dot,
             },
         };
+        // Multi-turn entries run when the data has the classes' function docs.
+        let docs = if self.folder.join("multi_turn_func_doc").is_dir() {
+            Some(MultiTurnDocs::load(&self.folder)?)
+        } else {
+            None
+        };
         let bar = count_bar("entries");
-        let run = BfclRunner::new(&self.dataset, self.version, config)
-            .with_progress(count_progress(&bar))
-            .run(&mut policy)?;
+        let mut runner = BfclRunner::new(&self.dataset, self.version, config)
+            .with_progress(count_progress(&bar));
+        if let Some(docs) = &docs {
+            runner = runner.with_multi_turn_docs(docs);
+        }
+        let run = runner.run(&mut policy)?;
         bar.finish_and_clear();
         if let Some(path) = &args.save_results {
             write_lines(

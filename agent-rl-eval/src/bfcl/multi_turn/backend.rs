@@ -25,7 +25,10 @@ impl CallError {
 pub struct Param {
     /// The name.
     pub name: &'static str,
-    /// The default's Python source (`"0"`, `"None"`, `"False"`), or `None` when required.
+    /// The default's Python source (`"0"`, `"None"`, `"False"`), or `None` when required. A
+    /// default written `<name>` stands for one mutable object that every call leaving the
+    /// argument out shares (Python's `def f(x=[])`); the backend then receives
+    /// `PyValue::Opaque("<name>")` and keeps that object itself.
     pub default: Option<&'static str>,
 }
 
@@ -150,6 +153,12 @@ pub fn bind_arguments(
         .zip(slots)
         .map(|(param, slot)| slot.unwrap_or_else(|| parse_default(param.default.unwrap_or("None"))))
         .collect())
+}
+
+/// Test helper: the official result text of one call (panics when the call is unsupported).
+#[cfg(test)]
+pub(crate) fn call_text(backend: &mut dyn Backend, method: &str, args: Vec<PyValue>) -> String {
+    super::execute::result_text(&backend.call(method, args).expect("the call returns"))
 }
 
 fn plural(count: usize) -> &'static str {

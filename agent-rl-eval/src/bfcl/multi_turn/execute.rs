@@ -212,6 +212,9 @@ impl Instances {
             .find(|method| method.name == name)
             .ok_or_else(|| name_error(name))?;
         let bound = bind_arguments(backend.class_name(), method, positional, named, |source| {
+            if source.starts_with('<') {
+                return PyValue::Opaque(source.to_owned());
+            }
             parse_expression(source)
                 .ok()
                 .and_then(|expr| literal(&expr))
