@@ -34,7 +34,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
     /// existing `dir`.
     ///
     /// # Errors
-    /// [`AlgoError::Checkpoint`] naming the file that could not be written (a full disk
+    /// [`AlgoError::Checkpoint`](crate::AlgoError::Checkpoint) naming the file that could not be written (a full disk
     /// included; the previous checkpoints stay usable); model export errors.
     pub fn save_checkpoint(&self, dir: &Path) -> Result<()> {
         write_checkpoint_dir(dir, |tmp| self.write_checkpoint_files(tmp))?;
@@ -75,7 +75,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
     /// file named before anything is loaded.
     ///
     /// # Errors
-    /// [`AlgoError::Checkpoint`] for an incomplete or damaged checkpoint, missing or unreadable
+    /// [`AlgoError::Checkpoint`](crate::AlgoError::Checkpoint) for an incomplete or damaged checkpoint, missing or unreadable
     /// files, a different seed, or an optimizer record that does not match the model; model load
     /// errors.
     pub fn load_checkpoint(&mut self, dir: &Path) -> Result<()> {

@@ -200,7 +200,7 @@ impl PreferenceDataset {
     /// Reads a JSONL file (one row per non-blank line).
     ///
     /// # Errors
-    /// [`AlgoError::DatasetRead`] when the file cannot be read; [`AlgoError::DatasetRow`] naming
+    /// [`AlgoError::DatasetRead`](crate::AlgoError::DatasetRead) when the file cannot be read; [`AlgoError::DatasetRow`](crate::AlgoError::DatasetRow) naming
     /// the file, line and key of the first malformed row.
     pub fn from_jsonl(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
@@ -210,7 +210,7 @@ impl PreferenceDataset {
     /// Parses JSONL text; `source` names it in errors.
     ///
     /// # Errors
-    /// [`AlgoError::DatasetRow`] naming `source`, the line and the key of the first malformed row.
+    /// [`AlgoError::DatasetRow`](crate::AlgoError::DatasetRow) naming `source`, the line and the key of the first malformed row.
     pub fn from_jsonl_str(text: &str, source: impl AsRef<Path>) -> Result<Self> {
         let mut dataset = Self::default();
         for row in jsonl_rows(text, source.as_ref()) {
@@ -279,7 +279,7 @@ impl PreferenceDataset {
 /// texts with the eos token appended unless they end with it.
 ///
 /// # Errors
-/// [`AlgoError::Core`] when the template or the tokenizer fails.
+/// [`AlgoError::Core`](crate::AlgoError::Core) when the template or the tokenizer fails.
 pub fn tokenize_side(
     tokenizer: &ChatTokenizer,
     side: &TextOrMessages,
@@ -303,7 +303,7 @@ pub fn tokenize_side(
 /// A conversation as a reward model reads it: the chat template without a generation prompt.
 ///
 /// # Errors
-/// [`AlgoError::Core`] when the template or the tokenizer fails.
+/// [`AlgoError::Core`](crate::AlgoError::Core) when the template or the tokenizer fails.
 pub fn tokenize_messages(
     tokenizer: &ChatTokenizer,
     messages: &[Message],
