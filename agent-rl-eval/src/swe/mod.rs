@@ -48,6 +48,8 @@ pub use instance::{InstanceMetadata, SweInstance, load_instance_metadata, load_i
 pub use log_parser::{LogParser, TestStatus};
 pub use prediction::{Prediction, read_predictions, write_predictions};
 pub use report::{SweReport, SweReportRow};
-pub use runner::{SweEpisode, SweRunConfig, predictions, run_swe};
+pub use runner::{
+    SweEpisode, SweRunConfig, episodes_path, predictions, read_episodes, run_swe, write_episodes,
+};
 pub use sandbox::SandboxMode;
 pub use workspace::{RepoSource, Workspace};

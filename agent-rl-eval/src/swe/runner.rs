@@ -245,3 +245,33 @@ pub fn predictions(episodes: &[SweEpisode], model_name_or_path: &str) -> Vec<Pre
         })
         .collect()
 }
+
+/// The episodes file beside a predictions file: `preds.jsonl` → `preds.episodes.jsonl`.
+pub fn episodes_path(predictions_path: &std::path::Path) -> std::path::PathBuf {
+    let stem = predictions_path
+        .file_stem()
+        .map_or_else(|| "predictions".into(), |stem| stem.to_string_lossy().into_owned());
+    predictions_path.with_file_name(format!("{stem}.episodes.jsonl"))
+}
+
+/// Writes episodes as JSONL (one per line, conversation included), atomically.
+///
+/// # Errors
+/// [`EvalError::Io`] naming the file.
+pub fn write_episodes(path: &std::path::Path, episodes: &[SweEpisode]) -> Result<()> {
+    super::instance::write_jsonl(path, episodes)
+}
+
+/// Reads an episodes file written by [`write_episodes`].
+///
+/// # Errors
+/// [`EvalError::Io`]; [`EvalError::Record`] naming the line of a malformed episode.
+pub fn read_episodes(path: &std::path::Path) -> Result<Vec<SweEpisode>> {
+    super::instance::read_jsonl(path, |line, value| {
+        serde_json::from_value(value).map_err(|error| EvalError::Record {
+            path: path.to_path_buf(),
+            line,
+            reason: error.to_string(),
+        })
+    })
+}
