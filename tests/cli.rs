@@ -327,7 +327,11 @@ fn eval_swe_run_and_grade_write_predictions_and_the_report() {
     let data = dir.path().join("data");
     let repo = data.join("swebench/repos/example__one");
     std::fs::create_dir_all(&repo).unwrap();
-    std::fs::write(repo.join("one.py"), "def double(x):\n    return x + x + 1\n").unwrap();
+    std::fs::write(
+        repo.join("one.py"),
+        "def double(x):\n    return x + x + 1\n",
+    )
+    .unwrap();
     let git = |args: &[&str]| {
         let out = Command::new("git")
             .current_dir(&repo)
@@ -353,7 +357,11 @@ fn eval_swe_run_and_grade_write_predictions_and_the_report() {
         "patch": gold, "test_patch": test_patch, "problem_statement": "double(2) is 5",
         "version": "1.0", "FAIL_TO_PASS": "[\"test_double (test_one.T)\"]", "PASS_TO_PASS": "[]"
     });
-    std::fs::write(data.join("swebench/verified_mini50.jsonl"), format!("{instance}\n")).unwrap();
+    std::fs::write(
+        data.join("swebench/verified_mini50.jsonl"),
+        format!("{instance}\n"),
+    )
+    .unwrap();
     let specs = dir.path().join("specs.json");
     std::fs::write(
         &specs,
@@ -367,8 +375,19 @@ fn eval_swe_run_and_grade_write_predictions_and_the_report() {
     let (data_arg, preds_arg) = (data.to_str().unwrap(), preds.to_str().unwrap());
     let model = fixtures().join("tied_f32");
     let line = run(&[
-        "eval", "swe", "run", "--model", model.to_str().unwrap(), "--data", data_arg,
-        "--instances", "example__one-1", "--out", preds_arg, "--max-new-tokens", "4",
+        "eval",
+        "swe",
+        "run",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        data_arg,
+        "--instances",
+        "example__one-1",
+        "--out",
+        preds_arg,
+        "--max-new-tokens",
+        "4",
     ]);
     assert!(line.contains("1 instances, 0 non-empty patches"), "{line}");
     let written = std::fs::read_to_string(&preds).unwrap();
@@ -383,9 +402,19 @@ fn eval_swe_run_and_grade_write_predictions_and_the_report() {
     let grade = |predictions: &str| -> Value {
         let report = dir.path().join("report.json");
         let markdown = run(&[
-            "eval", "swe", "grade", "--predictions", predictions, "--data", data_arg,
-            "--report", report.to_str().unwrap(), "--env-specs", specs.to_str().unwrap(),
-            "--cache-dir", dir.path().join("envs").to_str().unwrap(),
+            "eval",
+            "swe",
+            "grade",
+            "--predictions",
+            predictions,
+            "--data",
+            data_arg,
+            "--report",
+            report.to_str().unwrap(),
+            "--env-specs",
+            specs.to_str().unwrap(),
+            "--cache-dir",
+            dir.path().join("envs").to_str().unwrap(),
         ]);
         assert!(markdown.contains("| instances | 1 |"), "{markdown}");
         serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap()

@@ -140,7 +140,10 @@ impl Aci {
         let text = |key: &str| -> std::result::Result<String, String> {
             match args.get(key) {
                 Some(Value::String(text)) => Ok(text.clone()),
-                Some(_) => Err(format!("argument `{key}` of {} must be a string", call.name)),
+                Some(_) => Err(format!(
+                    "argument `{key}` of {} must be a string",
+                    call.name
+                )),
                 None => Err(format!("{} needs the argument `{key}`", call.name)),
             }
         };
@@ -188,7 +191,11 @@ impl Aci {
         result
     }
 
-    fn bash(&self, command: std::result::Result<String, String>, time_left: Duration) -> ToolResult {
+    fn bash(
+        &self,
+        command: std::result::Result<String, String>,
+        time_left: Duration,
+    ) -> ToolResult {
         let command = match command {
             Ok(command) => command,
             Err(error) => return ToolResult::from(Err(error)),
@@ -232,15 +239,16 @@ impl Aci {
 pub fn tool_specs() -> Vec<ToolSpec> {
     let string = |description: &str| json!({"type": "string", "description": description});
     let integer = |description: &str| json!({"type": "integer", "description": description});
-    let object = |properties: Value, required: &[&str]| {
-        json!({"type": "object", "properties": properties, "required": required})
-    };
+    let object = |properties: Value, required: &[&str]| json!({"type": "object", "properties": properties, "required": required});
     vec![
         ToolSpec::new(
             "bash",
             "Run a shell command in the repository root (time-limited; long output is cut). \
              Writing outside the repository is refused.",
-            object(json!({"command": string("the command, run with sh -c")}), &["command"]),
+            object(
+                json!({"command": string("the command, run with sh -c")}),
+                &["command"],
+            ),
         ),
         ToolSpec::new(
             "view",

@@ -181,7 +181,10 @@ fn segments(command: &str) -> Vec<Vec<String>> {
                 }
                 if chars.peek() == Some(&'&') {
                     chars.next();
-                    while chars.peek().is_some_and(|&c| c.is_ascii_digit() || c == '-') {
+                    while chars
+                        .peek()
+                        .is_some_and(|&c| c.is_ascii_digit() || c == '-')
+                    {
                         chars.next();
                     }
                     continue;

@@ -172,12 +172,16 @@ impl SweEnvironment {
 
     /// The outcome, once the episode has ended.
     pub fn outcome(&self) -> Option<&SweOutcome> {
-        self.episode.as_ref().and_then(|episode| episode.outcome.as_ref())
+        self.episode
+            .as_ref()
+            .and_then(|episode| episode.outcome.as_ref())
     }
 
     /// The workspace tree of the current episode.
     pub fn root(&self) -> Option<&std::path::Path> {
-        self.episode.as_ref().map(|episode| episode.workspace.root())
+        self.episode
+            .as_ref()
+            .map(|episode| episode.workspace.root())
     }
 
     /// Ends the episode from outside (token budget, policy failure) with an empty patch;
@@ -202,10 +206,11 @@ fn end(
     patch: String,
     grader: Option<&LocalGrader>,
 ) -> Option<f32> {
-    let grade = grader.map(|grader| {
-        grader.grade(&episode.task.instance, &episode.task.source, &patch)
-    });
-    let reward = grade.as_ref().map(|grade| f32::from(u8::from(grade.resolved)));
+    let grade =
+        grader.map(|grader| grader.grade(&episode.task.instance, &episode.task.source, &patch));
+    let reward = grade
+        .as_ref()
+        .map(|grade| f32::from(u8::from(grade.resolved)));
     episode.outcome = Some(SweOutcome {
         instance_id: episode.task.instance.instance_id.clone(),
         patch,
@@ -229,7 +234,10 @@ impl Environment for SweEnvironment {
     fn reset(&mut self, task: &Task) -> std::result::Result<Vec<Message>, CoreError> {
         self.episode = None;
         let swe: SweTask = serde_json::from_value(task.data.clone()).map_err(|error| {
-            env_error(format!("task `{}` has no SWE instance and source: {error}", task.id))
+            env_error(format!(
+                "task `{}` has no SWE instance and source: {error}",
+                task.id
+            ))
         })?;
         let workspace = Workspace::checkout(&swe.source).map_err(|e| env_error(e.to_string()))?;
         let aci = Aci::new(
@@ -274,7 +282,11 @@ impl Environment for SweEnvironment {
                 let result = episode.aci.execute(call, time_left);
                 let info = json!({"tool": call.name, "failed": result.failed,
                                   "timed_out": result.timed_out});
-                (Message::tool(&call.name, result.output), result.submitted, info)
+                (
+                    Message::tool(&call.name, result.output),
+                    result.submitted,
+                    info,
+                )
             }
             Action::Respond(_) => (
                 Message::user(
@@ -288,12 +300,27 @@ impl Environment for SweEnvironment {
         let mut reward = None;
         let mut done = true;
         if submitted {
-            let patch = episode.workspace.diff().map_err(|e| env_error(e.to_string()))?;
+            let patch = episode
+                .workspace
+                .diff()
+                .map_err(|e| env_error(e.to_string()))?;
             reward = end(episode, SweFinish::Submitted, patch, grader.as_deref());
         } else if episode.steps >= max_steps {
-            reward = end(episode, SweFinish::StepLimit, String::new(), grader.as_deref());
-        } else if time_left.is_zero() || started.elapsed() >= Duration::from_secs(self.config.max_wall_secs) {
-            reward = end(episode, SweFinish::TimeLimit, String::new(), grader.as_deref());
+            reward = end(
+                episode,
+                SweFinish::StepLimit,
+                String::new(),
+                grader.as_deref(),
+            );
+        } else if time_left.is_zero()
+            || started.elapsed() >= Duration::from_secs(self.config.max_wall_secs)
+        {
+            reward = end(
+                episode,
+                SweFinish::TimeLimit,
+                String::new(),
+                grader.as_deref(),
+            );
         } else {
             done = false;
         }
@@ -317,7 +344,10 @@ pub struct SweEnvironmentFactory {
 
 impl EnvironmentFactory for SweEnvironmentFactory {
     fn create(&self) -> Box<dyn Environment> {
-        Box::new(SweEnvironment::new(self.config.clone(), self.grader.clone()))
+        Box::new(SweEnvironment::new(
+            self.config.clone(),
+            self.grader.clone(),
+        ))
     }
 }
 

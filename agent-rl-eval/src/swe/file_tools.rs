@@ -31,7 +31,11 @@ pub fn view(
             .filter(|entry| entry.file_name() != ".git")
             .map(|entry| {
                 let name = entry.file_name().to_string_lossy().into_owned();
-                if entry.path().is_dir() { format!("{name}/") } else { name }
+                if entry.path().is_dir() {
+                    format!("{name}/")
+                } else {
+                    name
+                }
             })
             .collect();
         entries.sort();
@@ -79,7 +83,11 @@ pub fn search(
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue; // binary or unreadable
         };
-        let name = file.strip_prefix(root).unwrap_or(&file).display().to_string();
+        let name = file
+            .strip_prefix(root)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
         for (number, line) in text.lines().enumerate() {
             if regex.is_match(line) {
                 total += 1;
@@ -117,7 +125,10 @@ fn collect_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
         }
         if kind.is_dir() {
             collect_files(&entry.path(), out);
-        } else if entry.metadata().is_ok_and(|meta| meta.len() <= MAX_FILE_BYTES) {
+        } else if entry
+            .metadata()
+            .is_ok_and(|meta| meta.len() <= MAX_FILE_BYTES)
+        {
             out.push(entry.path());
         }
     }
@@ -135,7 +146,9 @@ pub fn replace(root: &Path, path: &str, old: &str, new: &str) -> Result<String, 
     }
     let count = text.matches(old).count();
     match count {
-        0 => Err(format!("old_str does not occur in `{path}`; nothing changed")),
+        0 => Err(format!(
+            "old_str does not occur in `{path}`; nothing changed"
+        )),
         1 => {
             let at = text.find(old).unwrap_or(0);
             let updated = format!("{}{new}{}", &text[..at], &text[at + old.len()..]);
@@ -143,7 +156,13 @@ pub fn replace(root: &Path, path: &str, old: &str, new: &str) -> Result<String, 
             let line = text[..at].lines().count().max(1);
             Ok(format!(
                 "replaced 1 occurrence in `{path}` (from line {line})\n{}",
-                view(root, path, Some(line.saturating_sub(3).max(1)), Some(line + new.lines().count() + 3), 0)?
+                view(
+                    root,
+                    path,
+                    Some(line.saturating_sub(3).max(1)),
+                    Some(line + new.lines().count() + 3),
+                    0
+                )?
             ))
         }
         n => Err(format!(
@@ -172,7 +191,9 @@ pub fn insert(root: &Path, path: &str, after: usize, text: &str) -> Result<Strin
     let mut updated = lines.join("\n");
     updated.push('\n');
     write(&file, path, &updated)?;
-    Ok(format!("inserted {count} lines after line {after} of `{path}`"))
+    Ok(format!(
+        "inserted {count} lines after line {after} of `{path}`"
+    ))
 }
 
 /// Creates `path` with `content` (parent directories too).
@@ -182,14 +203,19 @@ pub fn insert(root: &Path, path: &str, after: usize, text: &str) -> Result<Strin
 pub fn create(root: &Path, path: &str, content: &str) -> Result<String, String> {
     let file = resolve_in(root, path)?;
     if file.exists() {
-        return Err(format!("`{path}` exists already; edit it with str_replace or insert"));
+        return Err(format!(
+            "`{path}` exists already; edit it with str_replace or insert"
+        ));
     }
     if let Some(parent) = file.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|error| format!("cannot create the folder of `{path}`: {error}"))?;
     }
     write(&file, path, content)?;
-    Ok(format!("created `{path}` ({} lines)", content.lines().count()))
+    Ok(format!(
+        "created `{path}` ({} lines)",
+        content.lines().count()
+    ))
 }
 
 fn read(file: &Path, name: &str) -> Result<String, String> {
@@ -229,7 +255,11 @@ mod tests {
     #[test]
     fn replace_needs_exactly_one_occurrence() {
         let (_dir, root) = tree();
-        assert!(replace(&root, "a.py", "two", "2").expect_err("twice").contains("2 times"));
+        assert!(
+            replace(&root, "a.py", "two", "2")
+                .expect_err("twice")
+                .contains("2 times")
+        );
         assert!(replace(&root, "a.py", "four", "4").is_err());
         replace(&root, "a.py", "three\ntwo", "3\n2").expect("unique");
         let text = std::fs::read_to_string(root.join("a.py")).expect("read");

@@ -134,9 +134,8 @@ pub(crate) fn read_jsonl<T>(
 pub(crate) fn write_jsonl<T: Serialize>(path: &Path, items: &[T]) -> Result<()> {
     let mut text = String::new();
     for (index, item) in items.iter().enumerate() {
-        let line = serde_json::to_string(item).map_err(|error| {
-            record(path, index + 1, error.to_string())
-        })?;
+        let line = serde_json::to_string(item)
+            .map_err(|error| record(path, index + 1, error.to_string()))?;
         text.push_str(&line);
         text.push('\n');
     }

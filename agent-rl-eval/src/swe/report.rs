@@ -87,7 +87,13 @@ impl SweReport {
             })
             .collect();
         let total = instances.len();
-        let rate = |count: usize| if total == 0 { 0.0 } else { count as f64 / total as f64 };
+        let rate = |count: usize| {
+            if total == 0 {
+                0.0
+            } else {
+                count as f64 / total as f64
+            }
+        };
         let resolved = instances.iter().filter(|row| row.resolved).count();
         let empty = instances
             .iter()
@@ -111,7 +117,11 @@ impl SweReport {
                     })
                     .filter_map(|row| row.time_to_patch_secs),
             ),
-            avg_steps: mean(instances.iter().filter_map(|row| row.steps.map(|s| s as f64))),
+            avg_steps: mean(
+                instances
+                    .iter()
+                    .filter_map(|row| row.steps.map(|s| s as f64)),
+            ),
             avg_tool_calls: mean(
                 instances
                     .iter()
@@ -133,8 +143,16 @@ impl SweReport {
             self.resolved,
             100.0 * self.resolved_rate
         );
-        let _ = writeln!(out, "| empty patches | {:.1}% |", 100.0 * self.empty_patch_rate);
-        let _ = writeln!(out, "| avg time to patch (s) | {} |", figure(self.avg_time_to_patch_secs));
+        let _ = writeln!(
+            out,
+            "| empty patches | {:.1}% |",
+            100.0 * self.empty_patch_rate
+        );
+        let _ = writeln!(
+            out,
+            "| avg time to patch (s) | {} |",
+            figure(self.avg_time_to_patch_secs)
+        );
         let _ = writeln!(out, "| avg steps | {} |", figure(self.avg_steps));
         let _ = writeln!(out, "| avg tool calls | {} |", figure(self.avg_tool_calls));
         out.push_str("\n| instance | status | finish | steps | tool calls | time to patch (s) |\n");

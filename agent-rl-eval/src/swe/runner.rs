@@ -7,9 +7,7 @@
 
 use std::sync::Arc;
 
-use agent_rl_core::{
-    Action, ChatRequest, Environment, Message, Policy, SamplingConfig, ToolSpec,
-};
+use agent_rl_core::{Action, ChatRequest, Environment, Message, Policy, SamplingConfig, ToolSpec};
 use serde::{Deserialize, Serialize};
 
 use super::aci::tool_specs;
@@ -120,7 +118,8 @@ impl Running {
     fn advance(&mut self, parsed: &agent_rl_core::ParsedOutput) {
         self.malformed += parsed.malformed.len();
         let actions: Vec<Action> = if parsed.tool_calls.is_empty() {
-            self.messages.push(Message::assistant(parsed.content.clone()));
+            self.messages
+                .push(Message::assistant(parsed.content.clone()));
             vec![Action::Respond(parsed.content.clone())]
         } else {
             let content = Some(parsed.content.clone()).filter(|text| !text.is_empty());
@@ -128,7 +127,12 @@ impl Running {
                 content,
                 parsed.tool_calls.clone(),
             ));
-            parsed.tool_calls.iter().cloned().map(Action::ToolCall).collect()
+            parsed
+                .tool_calls
+                .iter()
+                .cloned()
+                .map(Action::ToolCall)
+                .collect()
         };
         for action in &actions {
             match self.env.step(action) {
@@ -248,9 +252,10 @@ pub fn predictions(episodes: &[SweEpisode], model_name_or_path: &str) -> Vec<Pre
 
 /// The episodes file beside a predictions file: `preds.jsonl` → `preds.episodes.jsonl`.
 pub fn episodes_path(predictions_path: &std::path::Path) -> std::path::PathBuf {
-    let stem = predictions_path
-        .file_stem()
-        .map_or_else(|| "predictions".into(), |stem| stem.to_string_lossy().into_owned());
+    let stem = predictions_path.file_stem().map_or_else(
+        || "predictions".into(),
+        |stem| stem.to_string_lossy().into_owned(),
+    );
     predictions_path.with_file_name(format!("{stem}.episodes.jsonl"))
 }
 

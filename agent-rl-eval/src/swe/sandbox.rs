@@ -124,9 +124,16 @@ mod tests {
             shell_command(&script, &root, &scratch, SandboxMode::Auto).expect("command");
         assert!(sandboxed);
         let out = run_limited(command, Duration::from_secs(30), 10_000).expect("runs");
-        assert!(out.output.contains("Read-only file system"), "{}", out.output);
+        assert!(
+            out.output.contains("Read-only file system"),
+            "{}",
+            out.output
+        );
         assert!(out.output.contains("done"), "{}", out.output);
-        assert!(!target.exists(), "a write outside the workspace got through");
+        assert!(
+            !target.exists(),
+            "a write outside the workspace got through"
+        );
         assert!(root.join("inside.txt").exists() && scratch.join("t").exists());
     }
 }

@@ -160,9 +160,11 @@ impl Policy for ScriptedPolicy {
         Ok(requests
             .iter()
             .map(|_| {
-                let parsed = self.script.get(self.next).cloned().unwrap_or_else(|| {
-                    call("view", json!({"path": "README.md"}))
-                });
+                let parsed = self
+                    .script
+                    .get(self.next)
+                    .cloned()
+                    .unwrap_or_else(|| call("view", json!({"path": "README.md"})));
                 self.next += 1;
                 Completion {
                     token_ids: vec![1; 10],

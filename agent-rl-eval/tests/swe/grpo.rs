@@ -36,7 +36,9 @@ fn the_environment_rewards_a_resolved_patch_with_one() {
         );
         let outcome = env.step(&Action::ToolCall(edit)).unwrap();
         assert!(!outcome.done);
-        let outcome = env.step(&Action::ToolCall(ToolCall::new("submit", json!({})))).unwrap();
+        let outcome = env
+            .step(&Action::ToolCall(ToolCall::new("submit", json!({}))))
+            .unwrap();
         assert!(outcome.done);
         assert_eq!(outcome.reward, Some(reward), "{replacement}");
     }
@@ -58,7 +60,10 @@ fn one_grpo_step_on_the_family_completes_with_grader_rewards() {
     let reward = resolved_reward();
     let observed = FnReward::new("swe_resolved_seen", move |sample: Sample<'_>| {
         let value = reward.score(sample).ok()?.score;
-        record.lock().ok()?.push(sample.trajectory.environment_reward);
+        record
+            .lock()
+            .ok()?
+            .push(sample.trajectory.environment_reward);
         value
     });
     let config = GrpoConfig {
@@ -83,5 +88,8 @@ fn one_grpo_step_on_the_family_completes_with_grader_rewards() {
     assert_eq!(step.reward, 0.0, "a random model resolves nothing");
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 2, "one reward per rollout");
-    assert!(seen.iter().all(|reward| matches!(reward, None | Some(0.0))), "{seen:?}");
+    assert!(
+        seen.iter().all(|reward| matches!(reward, None | Some(0.0))),
+        "{seen:?}"
+    );
 }

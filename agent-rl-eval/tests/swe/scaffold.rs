@@ -37,9 +37,18 @@ fn run(
 fn fix_script(replacement: &str) -> Vec<agent_rl_core::ParsedOutput> {
     vec![
         call("search", json!({"pattern": "def mean"})),
-        call("view", json!({"path": "calc/stats.py", "start_line": 4, "end_line": 9})),
-        call("bash", json!({"command": "python3 -c 'from calc.stats import mean; print(mean([1, 2, 3, 4]))'"})),
-        call("str_replace", json!({"path": "calc/stats.py", "old_str": BUG, "new_str": replacement})),
+        call(
+            "view",
+            json!({"path": "calc/stats.py", "start_line": 4, "end_line": 9}),
+        ),
+        call(
+            "bash",
+            json!({"command": "python3 -c 'from calc.stats import mean; print(mean([1, 2, 3, 4]))'"}),
+        ),
+        call(
+            "str_replace",
+            json!({"path": "calc/stats.py", "old_str": BUG, "new_str": replacement}),
+        ),
         call("submit", json!({})),
     ]
 }
@@ -51,10 +60,19 @@ fn a_scripted_fix_is_resolved_and_reported() {
     let grader = calc_grader(dir.path().join("envs"));
     let episode = run(&task, &grader, fix_script(FIX), SweRunConfig::default());
     let outcome = &episode.outcome;
-    assert_eq!(outcome.finish_reason, SweFinish::Submitted, "{:?}", episode.messages);
+    assert_eq!(
+        outcome.finish_reason,
+        SweFinish::Submitted,
+        "{:?}",
+        episode.messages
+    );
     assert_eq!((outcome.steps, outcome.tool_calls), (5, 5));
     assert_eq!(episode.tokens, 50);
-    assert!(outcome.patch.contains(&format!("+    {FIX}")), "{}", outcome.patch);
+    assert!(
+        outcome.patch.contains(&format!("+    {FIX}")),
+        "{}",
+        outcome.patch
+    );
     assert!(outcome.patch.contains(&format!("-    {BUG}")));
     // What the agent saw: the search hit, numbered lines, the buggy output.
     let tool_text: Vec<&str> = episode
@@ -63,8 +81,16 @@ fn a_scripted_fix_is_resolved_and_reported() {
         .filter(|m| m.role == Role::Tool)
         .filter_map(|m| m.content.as_deref())
         .collect();
-    assert!(tool_text[0].contains("calc/stats.py:4: def mean(values):"), "{}", tool_text[0]);
-    assert!(tool_text[1].contains("     9\t    return total / (len(values) - 1)"), "{}", tool_text[1]);
+    assert!(
+        tool_text[0].contains("calc/stats.py:4: def mean(values):"),
+        "{}",
+        tool_text[0]
+    );
+    assert!(
+        tool_text[1].contains("     9\t    return total / (len(values) - 1)"),
+        "{}",
+        tool_text[1]
+    );
     assert!(tool_text[2].contains("3.33"), "{}", tool_text[2]);
     let grade = outcome.grade.as_ref().expect("graded");
     assert_eq!(grade.status, GradeStatus::Resolved, "{grade:#?}");
@@ -93,7 +119,12 @@ fn a_wrong_fix_is_unresolved_and_the_gold_patch_resolved() {
     let dir = tempfile::tempdir().unwrap();
     let task = calc_task(dir.path());
     let grader = calc_grader(dir.path().join("envs"));
-    let episode = run(&task, &grader, fix_script(WRONG_FIX), SweRunConfig::default());
+    let episode = run(
+        &task,
+        &grader,
+        fix_script(WRONG_FIX),
+        SweRunConfig::default(),
+    );
     assert_eq!(episode.outcome.finish_reason, SweFinish::Submitted);
     let grade = episode.outcome.grade.as_ref().expect("graded");
     assert_eq!(grade.status, GradeStatus::Unresolved, "{grade:#?}");
@@ -149,11 +180,18 @@ fn stepped(task: &SweTask, config: SweEnvConfig) -> SweEnvironment {
     env
 }
 
-fn tool(env: &mut SweEnvironment, name: &str, arguments: serde_json::Value) -> (String, serde_json::Value) {
+fn tool(
+    env: &mut SweEnvironment,
+    name: &str,
+    arguments: serde_json::Value,
+) -> (String, serde_json::Value) {
     let outcome = env
         .step(&Action::ToolCall(ToolCall::new(name, arguments)))
         .expect("step");
-    (outcome.observation.content.unwrap_or_default(), outcome.info)
+    (
+        outcome.observation.content.unwrap_or_default(),
+        outcome.info,
+    )
 }
 
 #[test]
@@ -169,7 +207,10 @@ fn a_hanging_command_is_killed_at_its_limit() {
         json!({"command": "echo started; sleep 600 & sleep 600; echo never"}),
     );
     assert_eq!(info["timed_out"], true, "{text}");
-    assert!(text.contains("started") && text.contains("killed"), "{text}");
+    assert!(
+        text.contains("started") && text.contains("killed"),
+        "{text}"
+    );
     assert!(!text.contains("never"));
     // The episode goes on: the next command runs normally.
     let (text, info) = tool(&mut env, "bash", json!({"command": "echo alive"}));
@@ -186,13 +227,28 @@ fn writes_outside_the_workspace_are_refused() {
     let mut env = stepped(&task, SweEnvConfig::default());
     let root = env.root().expect("workspace").to_path_buf();
     for (name, arguments) in [
-        ("bash", json!({"command": format!("echo x > {}", target("redirect"))})),
-        ("bash", json!({"command": format!("cp README.md {}", target("copy"))})),
-        ("bash", json!({"command": format!("cd {} && touch cd", outside.path().display())})),
+        (
+            "bash",
+            json!({"command": format!("echo x > {}", target("redirect"))}),
+        ),
+        (
+            "bash",
+            json!({"command": format!("cp README.md {}", target("copy"))}),
+        ),
+        (
+            "bash",
+            json!({"command": format!("cd {} && touch cd", outside.path().display())}),
+        ),
         ("create", json!({"path": target("create"), "content": "x"})),
         ("create", json!({"path": "../escape.py", "content": "x"})),
-        ("str_replace", json!({"path": "../calc-repo/README.md", "old_str": "calc", "new_str": "x"})),
-        ("insert", json!({"path": ".git/config", "line": 0, "text": "x"})),
+        (
+            "str_replace",
+            json!({"path": "../calc-repo/README.md", "old_str": "calc", "new_str": "x"}),
+        ),
+        (
+            "insert",
+            json!({"path": ".git/config", "line": 0, "text": "x"}),
+        ),
     ] {
         let (text, info) = tool(&mut env, name, arguments.clone());
         assert_eq!(info["failed"], true, "{name} {arguments}: {text}");
@@ -201,7 +257,11 @@ fn writes_outside_the_workspace_are_refused() {
     if sandbox_available() {
         // A write the static check cannot see is stopped by the read-only file system.
         let script = format!("open('{}', 'w').write('x')", target("python"));
-        let (text, info) = tool(&mut env, "bash", json!({"command": format!("python3 -c \"{script}\"")}));
+        let (text, info) = tool(
+            &mut env,
+            "bash",
+            json!({"command": format!("python3 -c \"{script}\"")}),
+        );
         assert_eq!(info["failed"], true, "{text}");
         assert!(text.contains("Read-only file system"), "{text}");
     }
@@ -211,10 +271,16 @@ fn writes_outside_the_workspace_are_refused() {
     let readme = std::fs::read_to_string(task.source.repository.join("README.md")).unwrap();
     assert_eq!(readme, "calc: statistics helpers\n");
     // Inside the tree the same tools work.
-    let (text, info) = tool(&mut env, "create", json!({"path": "notes/todo.txt", "content": "x\n"}));
+    let (text, info) = tool(
+        &mut env,
+        "create",
+        json!({"path": "notes/todo.txt", "content": "x\n"}),
+    );
     assert_eq!(info["failed"], false, "{text}");
     assert!(root.join("notes/todo.txt").exists());
-    let outcome = env.step(&Action::ToolCall(ToolCall::new("submit", json!({})))).unwrap();
+    let outcome = env
+        .step(&Action::ToolCall(ToolCall::new("submit", json!({}))))
+        .unwrap();
     assert!(outcome.done && outcome.reward.is_none());
     let patch = &env.outcome().expect("ended").patch;
     assert!(patch.contains("+++ b/notes/todo.txt"), "{patch}");

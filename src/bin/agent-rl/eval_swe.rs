@@ -8,8 +8,8 @@ use agent_rl::backend::{DeviceKind, PolicyJob};
 use agent_rl::core::{BurnPolicy, SamplingConfig};
 use agent_rl::eval::swe::{
     GradeConfig, LocalGrader, SandboxMode, SweEnvConfig, SweReport, SweRunConfig, builtin_specs,
-    episodes_path, grade_predictions, load_data_instances, load_specs, predictions,
-    read_episodes, read_predictions, run_swe, tasks_for, write_episodes, write_predictions,
+    episodes_path, grade_predictions, load_data_instances, load_specs, predictions, read_episodes,
+    read_predictions, run_swe, tasks_for, write_episodes, write_predictions,
 };
 use agent_rl::progress::{count_bar, count_progress};
 use anyhow::Context;
@@ -154,7 +154,13 @@ impl PolicyJob for RunJob {
             batch_size: args.batch_size,
         };
         let bar = count_bar("instances");
-        let episodes = run_swe(&mut policy, &tasks, &config, None, &mut count_progress(&bar))?;
+        let episodes = run_swe(
+            &mut policy,
+            &tasks,
+            &config,
+            None,
+            &mut count_progress(&bar),
+        )?;
         bar.finish_and_clear();
         let name = args.model_name.clone().unwrap_or_else(|| {
             args.model
