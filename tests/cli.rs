@@ -316,3 +316,119 @@ fn eval_tau_run_records_failed_episodes_and_reports() {
         );
     }
 }
+
+/// `eval swe run` and `eval swe grade` wiring on a one-file repository with a bug: the tiny
+/// model's prompt overflows its 256 positions, so its episode fails with an empty patch (the
+/// run goes on); grading that and the gold patch with a stdlib `unittest` spec gives
+/// `empty_patch` and `resolved`.
+#[test]
+fn eval_swe_run_and_grade_write_predictions_and_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let repo = data.join("swebench/repos/example__one");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(
+        repo.join("one.py"),
+        "def double(x):\n    return x + x + 1\n",
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .current_dir(&repo)
+            .args(["-c", "user.email=t@t.invalid", "-c", "user.name=t"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "base"]);
+    let base = git(&["rev-parse", "HEAD"]).trim().to_string();
+    let gold = "diff --git a/one.py b/one.py\n--- a/one.py\n+++ b/one.py\n@@ -1,2 +1,2 @@\n \
+                def double(x):\n-    return x + x + 1\n+    return x + x\n";
+    let test_patch = "diff --git a/test_one.py b/test_one.py\nnew file mode 100644\n\
+                      --- /dev/null\n+++ b/test_one.py\n@@ -0,0 +1,6 @@\n+import unittest\n\
+                      +from one import double\n+\n+class T(unittest.TestCase):\n\
+                      +    def test_double(self):\n+        self.assertEqual(double(2), 4)\n";
+    let instance = serde_json::json!({
+        "repo": "example/one", "instance_id": "example__one-1", "base_commit": base,
+        "patch": gold, "test_patch": test_patch, "problem_statement": "double(2) is 5",
+        "version": "1.0", "FAIL_TO_PASS": "[\"test_double (test_one.T)\"]", "PASS_TO_PASS": "[]"
+    });
+    std::fs::write(
+        data.join("swebench/verified_mini50.jsonl"),
+        format!("{instance}\n"),
+    )
+    .unwrap();
+    let specs = dir.path().join("specs.json");
+    std::fs::write(
+        &specs,
+        serde_json::json!({"specs": [{"repo": "example/one", "versions": ["1.0"],
+            "python": ["system"], "test_command": ["{python}", "-m", "unittest", "-v"],
+            "log_parser": "unittest"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let preds = dir.path().join("preds.jsonl");
+    let (data_arg, preds_arg) = (data.to_str().unwrap(), preds.to_str().unwrap());
+    let model = fixtures().join("tied_f32");
+    let line = run(&[
+        "eval",
+        "swe",
+        "run",
+        "--model",
+        model.to_str().unwrap(),
+        "--data",
+        data_arg,
+        "--instances",
+        "example__one-1",
+        "--out",
+        preds_arg,
+        "--max-new-tokens",
+        "4",
+    ]);
+    assert!(line.contains("1 instances, 0 non-empty patches"), "{line}");
+    let written = std::fs::read_to_string(&preds).unwrap();
+    let prediction: Value = serde_json::from_str(written.trim()).unwrap();
+    assert_eq!(prediction["instance_id"], "example__one-1");
+    assert_eq!(prediction["model_name_or_path"], "tied_f32");
+    assert_eq!(prediction["model_patch"], "");
+    let episodes = std::fs::read_to_string(dir.path().join("preds.episodes.jsonl")).unwrap();
+    let episode: Value = serde_json::from_str(episodes.trim()).unwrap();
+    assert_eq!(episode["finish_reason"], "policy_error", "{episode}");
+
+    let grade = |predictions: &str| -> Value {
+        let report = dir.path().join("report.json");
+        let markdown = run(&[
+            "eval",
+            "swe",
+            "grade",
+            "--predictions",
+            predictions,
+            "--data",
+            data_arg,
+            "--report",
+            report.to_str().unwrap(),
+            "--env-specs",
+            specs.to_str().unwrap(),
+            "--cache-dir",
+            dir.path().join("envs").to_str().unwrap(),
+        ]);
+        assert!(markdown.contains("| instances | 1 |"), "{markdown}");
+        serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap()
+    };
+    let report = grade(preds_arg);
+    assert_eq!(report["resolved_rate"], 0.0);
+    assert_eq!(report["instances"][0]["status"], "empty_patch");
+    assert_eq!(report["instances"][0]["finish_reason"], "policy_error");
+    let gold_preds = dir.path().join("gold.jsonl");
+    let gold_line = serde_json::json!({"instance_id": "example__one-1",
+        "model_name_or_path": "gold", "model_patch": gold});
+    std::fs::write(&gold_preds, format!("{gold_line}\n")).unwrap();
+    let report = grade(gold_preds.to_str().unwrap());
+    assert_eq!(report["resolved_rate"], 1.0, "{report}");
+    assert_eq!(report["instances"][0]["resolved"], true);
+    assert_eq!(report["instances"][0]["status"], "resolved");
+}

@@ -9,6 +9,7 @@
 //! the caller gives (the tests use `AGENT_RL_DATA`).
 #![warn(missing_docs)]
 
+mod batch;
 pub mod bfcl;
 pub mod error;
 pub mod swe;

@@ -130,6 +130,21 @@ pub(crate) fn read_jsonl<T>(
     Ok(out)
 }
 
+/// Writes `items` as JSONL (one object per line, fields in declaration order), atomically.
+pub(crate) fn write_jsonl<T: Serialize>(path: &Path, items: &[T]) -> Result<()> {
+    let mut text = String::new();
+    for (index, item) in items.iter().enumerate() {
+        let line = serde_json::to_string(item)
+            .map_err(|error| record(path, index + 1, error.to_string()))?;
+        text.push_str(&line);
+        text.push('\n');
+    }
+    agent_rl_core::atomic::write_atomic(path, text.as_bytes()).map_err(|source| EvalError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 fn parse_instance(path: &Path, line: usize, value: Value) -> Result<SweInstance> {
     let Value::Object(map) = value else {
         return Err(record(path, line, "not a JSON object".into()));

@@ -11,23 +11,45 @@
 //! | per-version test environments as data | [`env_spec`], [`venv`] |
 //! | checkouts, patches, test logs, verdict, grading | [`workspace`], [`patch`], [`log_parser`], [`verdict`], [`grader`] |
 //! | commands with a time limit and process-group kill | [`command`] |
+//! | the agent's tools, confined to the workspace | [`aci`], [`file_tools`], [`confine`], [`sandbox`] |
+//! | the scaffold as an RL environment; the evaluation loop over a `Policy` | [`env`], [`runner`] |
+//! | the data folder (instances, trees); the report | [`data`], [`report`] |
 
+pub mod aci;
 pub mod command;
+pub mod confine;
+pub mod data;
+pub mod env;
 pub mod env_spec;
+pub mod file_tools;
 pub mod grader;
 pub mod harness;
 pub mod instance;
 pub mod log_parser;
 pub mod patch;
 pub mod prediction;
+pub mod report;
+pub mod runner;
+pub mod sandbox;
 pub mod venv;
 pub mod verdict;
 pub mod workspace;
 
+pub use aci::{Aci, AciConfig, SUBMIT_TOOL, ToolResult, tool_specs};
+pub use data::{grade_predictions, load_data_instances, source_for, tasks_for};
+pub use env::{
+    SweEnvConfig, SweEnvironment, SweEnvironmentFactory, SweFinish, SweOutcome, SweTask,
+    resolved_reward,
+};
 pub use env_spec::{EnvSpec, builtin_specs, load_specs, spec_for};
 pub use grader::{GradeConfig, GradeStatus, InstanceGrade, LocalGrader};
 pub use harness::{HarnessRun, HarnessSummary};
 pub use instance::{InstanceMetadata, SweInstance, load_instance_metadata, load_instances};
 pub use log_parser::{LogParser, TestStatus};
 pub use prediction::{Prediction, read_predictions, write_predictions};
+pub use report::{SweReport, SweReportRow};
+pub use runner::{
+    SweEpisode, SweRunConfig, episodes_path, predictions, read_episodes, run_swe, write_episodes,
+};
+pub use sandbox::SandboxMode;
 pub use workspace::{RepoSource, Workspace};

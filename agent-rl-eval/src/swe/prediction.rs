@@ -25,20 +25,7 @@ pub struct Prediction {
 /// # Errors
 /// [`EvalError::Io`] naming the file.
 pub fn write_predictions(path: &Path, predictions: &[Prediction]) -> Result<()> {
-    let mut text = String::new();
-    for prediction in predictions {
-        let line = serde_json::to_string(prediction).map_err(|error| EvalError::Record {
-            path: path.to_path_buf(),
-            line: text.lines().count() + 1,
-            reason: error.to_string(),
-        })?;
-        text.push_str(&line);
-        text.push('\n');
-    }
-    agent_rl_core::atomic::write_atomic(path, text.as_bytes()).map_err(|source| EvalError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    super::instance::write_jsonl(path, predictions)
 }
 
 /// Reads predictions in any of the official layouts (JSONL; `.json` list or id-keyed object).

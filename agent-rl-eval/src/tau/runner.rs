@@ -4,7 +4,7 @@
 //! [`ToolCallCounts`]), rewards from the environment. Episodes advance in lockstep so that each step's
 //! requests go to the policy as one batch.
 
-use agent_rl_core::{ChatRequest, Completion, CoreError, Environment, Policy, SamplingConfig};
+use agent_rl_core::{ChatRequest, Environment, Policy, SamplingConfig};
 use serde::{Deserialize, Serialize};
 
 use super::env::TauSuite;
@@ -12,6 +12,7 @@ use super::episode::Running;
 pub use super::episode::{EpisodeResult, ToolCallCounts};
 use super::report::TauReport;
 use super::user::UserSimulator;
+use crate::batch::generate_each;
 use crate::{EvalError, Result};
 
 /// Settings of a τ-bench run.
@@ -140,7 +141,7 @@ pub fn run_tau(
                     tools: suite.tools.as_ref().clone(),
                 })
                 .collect();
-            let completions = generate_each(policy, &requests, &config.sampling);
+            let completions = generate_each(policy, &requests, &config.sampling, "tau agent");
             let mut still = Vec::with_capacity(active.len());
             for (mut episode, completion) in active.into_iter().zip(completions) {
                 match completion {
@@ -169,28 +170,4 @@ pub fn run_tau(
         config.trials,
         results,
     ))
-}
-
-/// Generates for the whole batch; when that fails, request by request, so that one episode's
-/// failure (a prompt too long for the model) ends that episode only.
-fn generate_each(
-    policy: &mut dyn Policy,
-    requests: &[ChatRequest],
-    sampling: &SamplingConfig,
-) -> Vec<std::result::Result<Completion, CoreError>> {
-    if let Ok(completions) = policy.generate(requests, sampling)
-        && completions.len() == requests.len()
-    {
-        return completions.into_iter().map(Ok).collect();
-    }
-    requests
-        .iter()
-        .map(|request| {
-            let mut completions = policy.generate(std::slice::from_ref(request), sampling)?;
-            completions.pop().ok_or_else(|| CoreError::Environment {
-                environment: "tau agent".into(),
-                reason: "the policy returned no completion".into(),
-            })
-        })
-        .collect()
 }

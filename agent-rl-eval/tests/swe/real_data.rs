@@ -106,6 +106,8 @@ fn gold_patch_resolves_and_empty_patch_does_not() {
 /// The gold-patch validation of the grader over every sphinx instance: the gold patch must be
 /// resolved on at least 22 of the 25 and the base tree (a no-op patch) on none. Writes one line
 /// per instance to `$AGENT_RL_SWE_VALIDATION` (default `target/swe-gold-validation.jsonl`).
+/// With `AGENT_RL_SWE_INSTANCES` (comma-separated ids) only those are graded (after a change
+/// to some versions' specs) and the 22-of-25 threshold is not checked.
 #[test]
 #[ignore = "reads AGENT_RL_DATA/swebench, builds a venv per sphinx version from PyPI (~1 h cold)"]
 fn gold_validation_on_all_sphinx_instances() {
@@ -124,7 +126,14 @@ fn gold_validation_on_all_sphinx_instances() {
                 +++ b/NOOP.txt\n@@ -0,0 +1 @@\n+noop\n";
     let mut lines = String::new();
     let (mut gold_resolved, mut base_resolved, mut total) = (0, 0, 0);
-    for instance in instances.iter().filter(|i| i.repo == "sphinx-doc/sphinx") {
+    let only: Option<Vec<String>> = std::env::var("AGENT_RL_SWE_INSTANCES")
+        .ok()
+        .map(|ids| ids.split(',').map(str::to_string).collect());
+    let chosen = |id: &String| only.as_ref().is_none_or(|ids| ids.contains(id));
+    for instance in instances
+        .iter()
+        .filter(|i| i.repo == "sphinx-doc/sphinx" && chosen(&i.instance_id))
+    {
         let source = RepoSource::sphinx_bundle(&root, &instance.instance_id);
         let gold = grader.grade(instance, &source, &instance.patch);
         let base = grader.grade(instance, &source, noop);
@@ -143,7 +152,10 @@ fn gold_validation_on_all_sphinx_instances() {
         std::fs::write(&out, &lines).unwrap();
     }
     eprintln!("gold resolved {gold_resolved}/{total}, base resolved {base_resolved}/{total}");
+    assert_eq!(base_resolved, 0);
+    if only.is_some() {
+        return;
+    }
     assert_eq!(total, 25);
     assert!(gold_resolved >= 22, "gold resolved only {gold_resolved}/25");
-    assert_eq!(base_resolved, 0);
 }

@@ -10,6 +10,9 @@ pub enum EvalCommand {
     /// τ-bench retail and airline: replay the ground truth.
     #[command(subcommand)]
     Tau(crate::eval_tau::TauCommand),
+    /// SWE-bench Verified: run the code-agent scaffold, grade predictions locally.
+    #[command(subcommand)]
+    Swe(crate::eval_swe::SweCommand),
 }
 
 /// Runs one `eval` subcommand.
@@ -17,5 +20,6 @@ pub fn run(command: EvalCommand) -> anyhow::Result<()> {
     match command {
         EvalCommand::Bfcl(args) => crate::eval_bfcl::run(args),
         EvalCommand::Tau(command) => crate::eval_tau::run(command),
+        EvalCommand::Swe(command) => crate::eval_swe::run(command),
     }
 }

@@ -7,6 +7,7 @@ mod chat_template;
 mod conversation_args;
 mod eval;
 mod eval_bfcl;
+mod eval_swe;
 mod eval_tau;
 mod generate;
 mod logprobs;

@@ -1,0 +1,219 @@
+//! `agent-rl eval swe`: SWE-bench Verified — run the agent scaffold, grade predictions locally.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_rl::backend::{DeviceKind, PolicyJob};
+use agent_rl::core::{BurnPolicy, SamplingConfig};
+use agent_rl::eval::swe::{
+    GradeConfig, LocalGrader, SandboxMode, SweEnvConfig, SweReport, SweRunConfig, builtin_specs,
+    episodes_path, grade_predictions, load_data_instances, load_specs, predictions, read_episodes,
+    read_predictions, run_swe, tasks_for, write_episodes, write_predictions,
+};
+use agent_rl::progress::{count_bar, count_progress};
+use anyhow::Context;
+use burn::prelude::Backend;
+
+use crate::model_args::{ModelArgs, with_policy};
+
+/// SWE-bench subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum SweCommand {
+    /// Run a local model as a code agent on instances (a fresh checkout each, tools confined to
+    /// it) and write its patches as predictions in the official format, with the episodes
+    /// (steps, tool calls, time to patch, conversation) beside them (`<out>.episodes.jsonl`).
+    Run(RunArgs),
+    /// Grade predictions with the local grader (per-version venvs, the test patch, the
+    /// FAIL_TO_PASS / PASS_TO_PASS rules) and write the report.
+    Grade(GradeArgs),
+}
+
+/// Arguments of `eval swe run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Hugging Face snapshot of the agent.
+    #[arg(long)]
+    model: PathBuf,
+    /// Device: `cpu` (default) or `cuda`.
+    #[arg(long, default_value = "cpu")]
+    device: DeviceKind,
+    /// Data folder holding `swebench/verified_mini50.jsonl` and `swebench/repos/` (or that
+    /// folder itself); defaults to `$AGENT_RL_DATA`.
+    #[arg(long, env = "AGENT_RL_DATA")]
+    data: PathBuf,
+    /// Instance ids (comma-separated); default all of the file.
+    #[arg(long, value_delimiter = ',')]
+    instances: Vec<String>,
+    /// Predictions file to write (JSONL).
+    #[arg(long)]
+    out: PathBuf,
+    /// `model_name_or_path` of the predictions; default the model folder's name.
+    #[arg(long)]
+    model_name: Option<String>,
+    /// Most steps (tool calls and replies) per instance.
+    #[arg(long, default_value_t = 50)]
+    max_steps: usize,
+    /// Most tokens generated per turn.
+    #[arg(long, default_value_t = 1024)]
+    max_new_tokens: usize,
+    /// Most tokens generated per instance.
+    #[arg(long, default_value_t = 32768)]
+    max_total_tokens: usize,
+    /// Most wall time per instance, in seconds.
+    #[arg(long, default_value_t = 1800)]
+    max_wall_secs: u64,
+    /// Time limit of one shell command, in seconds.
+    #[arg(long, default_value_t = 60)]
+    command_timeout_secs: u64,
+    /// Sandbox of the shell commands: `auto`, `required` or `off`.
+    #[arg(long, default_value = "auto", value_parser = parse_sandbox)]
+    sandbox: SandboxMode,
+    /// Sampling temperature (0 = greedy).
+    #[arg(long, default_value_t = 0.0)]
+    temperature: f32,
+    /// Episodes run together (one generation batch per step).
+    #[arg(long, default_value_t = 1)]
+    batch_size: usize,
+}
+
+/// Arguments of `eval swe grade`.
+#[derive(Debug, clap::Args)]
+pub struct GradeArgs {
+    /// Predictions (JSONL, or `.json` list / id-keyed object).
+    #[arg(long)]
+    predictions: PathBuf,
+    /// Data folder (as for `run`); defaults to `$AGENT_RL_DATA`.
+    #[arg(long, env = "AGENT_RL_DATA")]
+    data: PathBuf,
+    /// Report file to write (JSON); the Markdown goes to stdout.
+    #[arg(long)]
+    report: PathBuf,
+    /// Environment specs (`{"specs": [...]}`); default the built-in table.
+    #[arg(long)]
+    env_specs: Option<PathBuf>,
+    /// Where the per-version venvs are cached.
+    #[arg(long, default_value = "swe-envs")]
+    cache_dir: PathBuf,
+    /// Episodes of the run (for steps, tool calls, time to patch); default
+    /// `<predictions>.episodes.jsonl` when it exists.
+    #[arg(long)]
+    episodes: Option<PathBuf>,
+    /// Limit of one test run, in seconds.
+    #[arg(long, default_value_t = 1800)]
+    test_timeout_secs: u64,
+    /// Folder for the per-instance test logs.
+    #[arg(long)]
+    log_dir: Option<PathBuf>,
+}
+
+fn parse_sandbox(text: &str) -> Result<SandboxMode, String> {
+    serde_json::from_value(serde_json::Value::String(text.into()))
+        .map_err(|_| format!("`{text}` is not a sandbox mode (auto, required, off)"))
+}
+
+/// Runs one `eval swe` subcommand.
+pub fn run(command: SweCommand) -> anyhow::Result<()> {
+    match command {
+        SweCommand::Grade(args) => grade(&args),
+        SweCommand::Run(args) => {
+            let model = ModelArgs {
+                model: args.model.clone(),
+                device: args.device,
+            };
+            with_policy(&model, RunJob { args })
+        }
+    }
+}
+
+struct RunJob {
+    args: RunArgs,
+}
+
+impl PolicyJob for RunJob {
+    type Output = ();
+
+    fn run<B: Backend>(self, mut policy: BurnPolicy<B>) -> anyhow::Result<()> {
+        let args = &self.args;
+        let tasks = tasks_for(&args.data, &args.instances)?;
+        let mut env = SweEnvConfig {
+            max_steps: args.max_steps,
+            max_wall_secs: args.max_wall_secs,
+            ..SweEnvConfig::default()
+        };
+        env.aci.command_timeout_secs = args.command_timeout_secs;
+        env.aci.sandbox = args.sandbox;
+        let config = SweRunConfig {
+            env,
+            sampling: SamplingConfig {
+                max_new_tokens: args.max_new_tokens,
+                temperature: args.temperature,
+                ..SamplingConfig::default()
+            },
+            max_total_tokens: args.max_total_tokens,
+            batch_size: args.batch_size,
+        };
+        let bar = count_bar("instances");
+        let episodes = run_swe(
+            &mut policy,
+            &tasks,
+            &config,
+            None,
+            &mut count_progress(&bar),
+        )?;
+        bar.finish_and_clear();
+        let name = args.model_name.clone().unwrap_or_else(|| {
+            args.model
+                .file_name()
+                .map_or_else(|| "agent-rl".into(), |n| n.to_string_lossy().into_owned())
+        });
+        write_predictions(&args.out, &predictions(&episodes, &name))?;
+        let log = episodes_path(&args.out);
+        write_episodes(&log, &episodes)?;
+        let submitted = episodes
+            .iter()
+            .filter(|e| !e.outcome.patch.trim().is_empty())
+            .count();
+        writeln!(
+            std::io::stdout().lock(),
+            "{} instances, {submitted} non-empty patches; wrote {} and {}",
+            episodes.len(),
+            args.out.display(),
+            log.display()
+        )?;
+        Ok(())
+    }
+}
+
+fn grade(args: &GradeArgs) -> anyhow::Result<()> {
+    let specs = match &args.env_specs {
+        Some(path) => load_specs(path)?,
+        None => builtin_specs(),
+    };
+    let mut config = GradeConfig::new(&args.cache_dir);
+    config.test_timeout_secs = args.test_timeout_secs;
+    config.log_dir.clone_from(&args.log_dir);
+    let grader = Arc::new(LocalGrader::new(specs, config));
+    let instances = load_data_instances(&args.data)?;
+    let predictions = read_predictions(&args.predictions)?;
+    let bar = count_bar("instances");
+    let grades = grade_predictions(
+        &grader,
+        &instances,
+        &predictions,
+        &args.data,
+        &mut count_progress(&bar),
+    )?;
+    bar.finish_and_clear();
+    let default_log = episodes_path(&args.predictions);
+    let episodes = match &args.episodes {
+        Some(path) => read_episodes(path)?,
+        None if default_log.is_file() => read_episodes(&default_log)?,
+        None => Vec::new(),
+    };
+    let report = SweReport::new(&grades, &episodes);
+    std::fs::write(&args.report, serde_json::to_string_pretty(&report)? + "\n")
+        .with_context(|| format!("writing {}", args.report.display()))?;
+    write!(std::io::stdout().lock(), "{}", report.to_markdown())?;
+    Ok(())
+}
