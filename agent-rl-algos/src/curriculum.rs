@@ -99,6 +99,54 @@ pub struct SampledTask<T> {
     pub source: TaskSource,
 }
 
+/// What a curriculum did in one training step (logged as `curriculum/*` with the step metrics).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct CurriculumMetrics {
+    /// `curriculum/level`: the sampler's level after the step's outcomes were recorded.
+    pub level: usize,
+    /// `curriculum/window_success`: success rate over the current level's rolling window
+    /// (`None` right after a promotion).
+    pub window_success: Option<f32>,
+    /// `curriculum/draws/current`: tasks drawn this step from the level current at the draw.
+    pub current: usize,
+    /// `curriculum/draws/replay`: tasks drawn from easier levels.
+    pub replay: usize,
+    /// `curriculum/draws/new_scenario`: tasks drawn from the injected new scenarios.
+    pub new_scenario: usize,
+}
+
+impl CurriculumMetrics {
+    /// Counts `draws` by source; `level` and `window_success` come from `sampler` (call after
+    /// recording the step's outcomes).
+    pub fn of<T: Clone>(draws: &[SampledTask<T>], sampler: &CurriculumSampler<T>) -> Self {
+        let count = |source| draws.iter().filter(|d| d.source == source).count();
+        Self {
+            level: sampler.level(),
+            window_success: sampler.success_rate(),
+            current: count(TaskSource::Current),
+            replay: count(TaskSource::Replay),
+            new_scenario: count(TaskSource::NewScenario),
+        }
+    }
+
+    /// The metrics as `(name, value)` pairs (`curriculum/level`, …).
+    pub fn named(&self) -> Vec<(String, f64)> {
+        let mut out = vec![("curriculum/level".to_owned(), self.level as f64)];
+        if let Some(rate) = self.window_success {
+            out.push(("curriculum/window_success".into(), f64::from(rate)));
+        }
+        out.extend([
+            ("curriculum/draws/current".into(), self.current as f64),
+            ("curriculum/draws/replay".into(), self.replay as f64),
+            (
+                "curriculum/draws/new_scenario".into(),
+                self.new_scenario as f64,
+            ),
+        ]);
+        out
+    }
+}
+
 /// Samples tasks by difficulty level and promotes when the current level is mastered.
 ///
 /// ```
