@@ -96,7 +96,7 @@ pub use curriculum::{
 pub use error::{AlgoError, Result};
 pub use evaluate::{ToolUseScores, evaluate_tool_use};
 pub use gae::{Gae, gae};
-pub use grpo::{GrpoReport, GrpoTrainer, GrpoTrainerBuilder};
+pub use grpo::{BestEvaluation, GrpoReport, GrpoTrainer, GrpoTrainerBuilder};
 pub use kl::{KlEstimator, per_token_kl};
 pub use kl_control::{AdaptiveKl, KlController};
 pub use loss::{

@@ -1,5 +1,5 @@
-//! Training and held-out pools of toy request values: cities, number ranges and phrasings that
-//! never meet, so a held-out score measures generalisation rather than recall.
+//! Training and held-out pools of toy request values: operands and phrasings that never meet,
+//! so a held-out score measures more than recall of the training requests.
 
 use serde::{Deserialize, Serialize};
 
@@ -11,48 +11,28 @@ pub(super) const CLASSIC_CITIES: [&str; 12] = [
     "Bern",
 ];
 
-/// Syllables of the generated city names (`Ka` + `ro` → `Karo`).
-const SYLLABLES: [&str; 16] = [
-    "ka", "lo", "mi", "re", "su", "ta", "no", "vi", "be", "do", "ru", "se", "fa", "gi", "po", "ze",
-];
-
-/// Every fifth generated name is held out (51 of 256); the rest train.
-const HELD_OUT_EVERY: usize = 5;
-
 /// Which pool a toy request draws its values from.
+///
+/// The pools share the twelve cities: a model as small as the demo's, warmed up for a hundred
+/// steps, learns to reproduce the cities it was shown, not to copy unseen names (measured:
+/// held-out requests naming 51 unseen generated cities got no call right after SFT on 205
+/// others, 2026-12-05), so a held-out city would measure nothing GRPO can change. Everything
+/// else differs: operands and phrasings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToySplit {
-    /// The classic twelve cities and 205 generated names, numbers 0..50, three phrasings per
-    /// kind (the first is [`toy_tasks`](super::toy_tasks)'s).
+    /// The twelve cities, operands 0..50, three phrasings per kind (the first is
+    /// [`toy_tasks`](super::toy_tasks)'s).
     Train,
-    /// 51 other generated names, numbers 50..100, two other phrasings per kind: no city,
-    /// number or phrasing of a held-out request occurs in any training request.
+    /// The twelve cities, operands 50..100, two other phrasings per kind: no held-out request,
+    /// phrasing or operand occurs in any training request.
     HeldOut,
 }
 
-/// A generated city name: syllable `index / 16` then `index % 16`, capitalised.
-fn generated_city(index: usize) -> String {
-    let (first, second) = (SYLLABLES[index / 16], SYLLABLES[index % 16]);
-    let mut name = first.to_owned();
-    name[..1].make_ascii_uppercase();
-    name + second
-}
-
 impl ToySplit {
-    /// The cities of this pool, in a fixed order.
+    /// The cities of this pool (the same twelve in both).
     pub fn cities(self) -> Vec<String> {
-        let generated = (0..SYLLABLES.len() * SYLLABLES.len())
-            .filter(|i| (i % HELD_OUT_EVERY == 0) == (self == Self::HeldOut))
-            .map(generated_city);
-        match self {
-            Self::Train => CLASSIC_CITIES
-                .iter()
-                .map(|c| (*c).to_owned())
-                .chain(generated)
-                .collect(),
-            Self::HeldOut => generated.collect(),
-        }
+        CLASSIC_CITIES.iter().map(|c| (*c).to_owned()).collect()
     }
 
     /// The range of the `add` operands.
@@ -97,10 +77,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pools_are_disjoint_and_sized_as_documented() {
-        let (train, held) = (ToySplit::Train.cities(), ToySplit::HeldOut.cities());
-        assert_eq!((train.len(), held.len()), (12 + 205, 51));
-        assert!(held.iter().all(|c| !train.contains(c)));
+    fn phrasings_and_operands_are_disjoint() {
         for kind in [ToyKind::Weather, ToyKind::Time, ToyKind::Add] {
             let train = ToySplit::Train.phrasings(kind);
             assert!(

@@ -80,15 +80,16 @@ fn request(pool: Pool, kind: ToyKind, rng: &mut ChaCha8Rng) -> (String, ToolCall
 /// `data["salt"]` the hidden salt of the tool results.
 ///
 /// These are the classic requests (twelve cities, numbers 0..50, one phrasing per kind): two
-/// seeds share most of their requests. For held-out requests that share no value with the
-/// training ones, use [`toy_split_tasks`].
+/// seeds share most of their requests. For held-out requests that no training request
+/// matches, use [`toy_split_tasks`].
 pub fn toy_tasks(count: usize, seed: u64) -> Vec<Task> {
     tasks_from(Pool::Classic, count, seed, "toy")
 }
 
 /// `count` tasks of `split` drawn with `seed`, cycling through the three kinds, with targets as
-/// in [`toy_tasks`]. No city, `add` operand or phrasing of a [`ToySplit::HeldOut`] task occurs
-/// in any [`ToySplit::Train`] task (nor in any [`toy_tasks`] task).
+/// in [`toy_tasks`]. No request, `add` operand or phrasing of a [`ToySplit::HeldOut`] task
+/// occurs in any [`ToySplit::Train`] task (nor in any [`toy_tasks`] task); the cities are
+/// shared (see [`ToySplit`]).
 ///
 /// ```
 /// use agent_rl_algos::toy::{ToySplit, toy_split_tasks};
