@@ -107,6 +107,9 @@ pub struct CurriculumMetrics {
     /// `curriculum/window_success`: success rate over the current level's rolling window
     /// (`None` right after a promotion).
     pub window_success: Option<f32>,
+    /// `curriculum/window_episodes`: outcomes in that window (a full window below the last
+    /// level always has a success rate under the threshold: reaching it promotes at once).
+    pub window_episodes: usize,
     /// `curriculum/draws/current`: tasks drawn this step from the level current at the draw.
     pub current: usize,
     /// `curriculum/draws/replay`: tasks drawn from easier levels.
@@ -123,6 +126,7 @@ impl CurriculumMetrics {
         Self {
             level: sampler.level(),
             window_success: sampler.success_rate(),
+            window_episodes: sampler.window_len(),
             current: count(TaskSource::Current),
             replay: count(TaskSource::Replay),
             new_scenario: count(TaskSource::NewScenario),
@@ -136,6 +140,10 @@ impl CurriculumMetrics {
             out.push(("curriculum/window_success".into(), f64::from(rate)));
         }
         out.extend([
+            (
+                "curriculum/window_episodes".into(),
+                self.window_episodes as f64,
+            ),
             ("curriculum/draws/current".into(), self.current as f64),
             ("curriculum/draws/replay".into(), self.replay as f64),
             (
@@ -211,6 +219,11 @@ impl<T: Clone> CurriculumSampler<T> {
     /// Number of difficulty levels.
     pub fn num_levels(&self) -> usize {
         self.levels.len()
+    }
+
+    /// Outcomes in the rolling window of the current level.
+    pub fn window_len(&self) -> usize {
+        self.outcomes.len()
     }
 
     /// Success rate over the rolling window of the current level (`None` before any outcome).

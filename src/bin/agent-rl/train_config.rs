@@ -374,6 +374,15 @@ mod tests {
                 "[data]\ntoy = 4\n[grpo]\nprompts_per_step = 100000\n",
                 "num_generations",
             ),
+            (
+                "[data]\ntoy = 4\n[curriculum]\nreplay_ratio = 0.7\nnew_scenario_ratio = 0.7\n",
+                "[curriculum]",
+            ),
+            (
+                "[data]\ntoy = 4\nnew_scenarios = \"new.jsonl\"\n",
+                "new_scenarios needs a [curriculum]",
+            ),
+            ("[data]\ntoy = 4\n[grpo]\neval_steps = 0\n", "eval_steps"),
         ] {
             std::fs::write(&path, format!("[model]\ntiny = true\n{text}")).expect("write");
             let err = load::<GrpoRunConfig>(&path, "g").expect_err(text);
@@ -385,6 +394,32 @@ mod tests {
         }
         std::fs::write(&path, "[model]\ntiny = true\n[data]\ntoy = 100000\n").expect("write");
         load::<GrpoRunConfig>(&path, "g").expect("the largest toy set is accepted");
+    }
+
+    #[test]
+    fn curriculum_section_reaches_the_sampler_with_toy_tiers_and_new_scenarios() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (path, tasks) = (dir.path().join("run.toml"), dir.path().join("new.jsonl"));
+        let task = agent_rl::algos::toy::toy_tasks(1, 3).remove(0);
+        std::fs::write(&tasks, serde_json::to_string(&task).expect("task json")).expect("write");
+        let text = format!(
+            "[model]\ntiny = true\n[data]\ntoy = 6\nnew_scenarios = {:?}\n\
+             [curriculum]\nwindow = 4\npromote_threshold = 0.5\nnew_scenario_ratio = 1.0\n\
+             replay_ratio = 0.0\n",
+            tasks.display().to_string()
+        );
+        std::fs::write(&path, text).expect("write");
+        let config = load::<GrpoRunConfig>(&path, "g").expect("loads");
+        let curriculum = config.curriculum.as_ref().expect("[curriculum]");
+        assert_eq!((curriculum.window, curriculum.promote_threshold), (4, 0.5));
+        let mut sampler =
+            crate::train_grpo::curriculum(curriculum, &config.data, &[]).expect("sampler");
+        assert_eq!(sampler.num_levels(), 3, "the three toy tiers");
+        let draws = sampler.sample(5);
+        assert!(
+            draws.iter().all(|d| d.task.id == task.id),
+            "ratio 1: only new scenarios"
+        );
     }
 
     #[test]
