@@ -120,23 +120,28 @@ fn toy_task(pool: Pool, kind: ToyKind, id: String, rng: &mut ChaCha8Rng) -> Task
     let (text, call) = request(pool, kind, rng);
     let salt: u64 = rng.random_range(0..1_000_000);
     let answer = execute_toy_call(&call, salt);
-    let arguments: serde_json::Map<String, Value> = call
-        .arguments_object()
-        .map(|args| args.iter().map(|(k, v)| (k.clone(), json!([v]))).collect())
-        .unwrap_or_default();
     Task {
         id,
         messages: vec![Message::user(text)],
         tools: toy_tools(),
         data: json!({
             "target": {
-                "expected_calls": [{"name": call.name, "arguments": arguments}],
+                "expected_calls": [expected_call(&call)],
                 "expected_answer": {"acceptable": [answer]},
             },
             "call": {"name": call.name, "arguments": call.arguments},
             "salt": salt,
         }),
     }
+}
+
+/// `call` as an expected call of a target: each argument's value as the only acceptable one.
+pub(super) fn expected_call(call: &ToolCall) -> Value {
+    let arguments: serde_json::Map<String, Value> = call
+        .arguments_object()
+        .map(|args| args.iter().map(|(k, v)| (k.clone(), json!([v]))).collect())
+        .unwrap_or_default();
+    json!({"name": call.name, "arguments": arguments})
 }
 
 /// The demonstrated conversation of a toy task: request, call, result, answer.

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::environment::{execute_toy_call, toy_salt};
 use super::split::ToySplit;
-use super::tasks::{toy_split_tasks, toy_tools};
+use super::tasks::{expected_call, toy_split_tasks, toy_tools};
 
 /// How hard a toy request is (easiest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -94,17 +94,7 @@ fn answer(turns: &[Vec<ToolCall>], salt: u64) -> String {
 }
 
 fn tier_task(id: String, text: String, turns: Vec<Vec<ToolCall>>, salt: u64) -> Task {
-    let expected: Vec<Value> = turns
-        .iter()
-        .flatten()
-        .map(|call| {
-            let arguments: serde_json::Map<String, Value> = call
-                .arguments_object()
-                .map(|args| args.iter().map(|(k, v)| (k.clone(), json!([v]))).collect())
-                .unwrap_or_default();
-            json!({"name": call.name, "arguments": arguments})
-        })
-        .collect();
+    let expected: Vec<Value> = turns.iter().flatten().map(expected_call).collect();
     let turns_json: Vec<Value> = turns
         .iter()
         .map(|calls| {
