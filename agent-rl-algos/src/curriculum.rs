@@ -99,6 +99,62 @@ pub struct SampledTask<T> {
     pub source: TaskSource,
 }
 
+/// What a curriculum did in one training step (logged as `curriculum/*` with the step metrics).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct CurriculumMetrics {
+    /// `curriculum/level`: the sampler's level after the step's outcomes were recorded.
+    pub level: usize,
+    /// `curriculum/window_success`: success rate over the current level's rolling window
+    /// (`None` right after a promotion).
+    pub window_success: Option<f32>,
+    /// `curriculum/window_episodes`: outcomes in that window (a full window below the last
+    /// level always has a success rate under the threshold: reaching it promotes at once).
+    pub window_episodes: usize,
+    /// `curriculum/draws/current`: tasks drawn this step from the level current at the draw.
+    pub current: usize,
+    /// `curriculum/draws/replay`: tasks drawn from easier levels.
+    pub replay: usize,
+    /// `curriculum/draws/new_scenario`: tasks drawn from the injected new scenarios.
+    pub new_scenario: usize,
+}
+
+impl CurriculumMetrics {
+    /// Counts `draws` by source; `level` and `window_success` come from `sampler` (call after
+    /// recording the step's outcomes).
+    pub fn of<T: Clone>(draws: &[SampledTask<T>], sampler: &CurriculumSampler<T>) -> Self {
+        let count = |source| draws.iter().filter(|d| d.source == source).count();
+        Self {
+            level: sampler.level(),
+            window_success: sampler.success_rate(),
+            window_episodes: sampler.window_len(),
+            current: count(TaskSource::Current),
+            replay: count(TaskSource::Replay),
+            new_scenario: count(TaskSource::NewScenario),
+        }
+    }
+
+    /// The metrics as `(name, value)` pairs (`curriculum/level`, …).
+    pub fn named(&self) -> Vec<(String, f64)> {
+        let mut out = vec![("curriculum/level".to_owned(), self.level as f64)];
+        if let Some(rate) = self.window_success {
+            out.push(("curriculum/window_success".into(), f64::from(rate)));
+        }
+        out.extend([
+            (
+                "curriculum/window_episodes".into(),
+                self.window_episodes as f64,
+            ),
+            ("curriculum/draws/current".into(), self.current as f64),
+            ("curriculum/draws/replay".into(), self.replay as f64),
+            (
+                "curriculum/draws/new_scenario".into(),
+                self.new_scenario as f64,
+            ),
+        ]);
+        out
+    }
+}
+
 /// Samples tasks by difficulty level and promotes when the current level is mastered.
 ///
 /// ```
@@ -163,6 +219,11 @@ impl<T: Clone> CurriculumSampler<T> {
     /// Number of difficulty levels.
     pub fn num_levels(&self) -> usize {
         self.levels.len()
+    }
+
+    /// Outcomes in the rolling window of the current level.
+    pub fn window_len(&self) -> usize {
+        self.outcomes.len()
     }
 
     /// Success rate over the rolling window of the current level (`None` before any outcome).

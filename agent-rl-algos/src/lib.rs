@@ -90,11 +90,13 @@ pub use config::{
     GrpoConfig, MAX_COMPLETIONS_PER_STEP, MAX_SFT_BATCH_SIZE, OptimizerConfig, PpoConfig,
     RewardConfig, SftConfig,
 };
-pub use curriculum::{CurriculumConfig, CurriculumSampler, SampledTask, TaskSource};
+pub use curriculum::{
+    CurriculumConfig, CurriculumMetrics, CurriculumSampler, SampledTask, TaskSource,
+};
 pub use error::{AlgoError, Result};
 pub use evaluate::{ToolUseScores, evaluate_tool_use};
 pub use gae::{Gae, gae};
-pub use grpo::{GrpoReport, GrpoTrainer, GrpoTrainerBuilder};
+pub use grpo::{BestEvaluation, GrpoReport, GrpoTrainer, GrpoTrainerBuilder};
 pub use kl::{KlEstimator, per_token_kl};
 pub use kl_control::{AdaptiveKl, KlController};
 pub use loss::{

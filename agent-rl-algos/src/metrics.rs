@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::curriculum::CurriculumMetrics;
+use crate::evaluate::ToolUseScores;
 use crate::loss::GrpoLossMetrics;
 use crate::ppo::PpoMetrics;
 use crate::reward_model::PreferenceMetrics;
@@ -101,6 +103,14 @@ pub struct StepMetrics {
     /// PPO's own metrics (`objective/*`, `policy/*`, `loss/*`, `val/*`); `None` for other trainers.
     #[serde(default)]
     pub ppo: Option<PpoMetrics>,
+    /// `eval/format_accuracy`, `eval/argument_match`, `eval/success_rate`, `eval/episodes`:
+    /// held-out scores on steps where the trainer evaluated (GRPO's `eval_steps`).
+    #[serde(default)]
+    pub held_out: Option<ToolUseScores>,
+    /// `curriculum/*`: the sampler's level and this step's draws by source, when training
+    /// from a curriculum.
+    #[serde(default)]
+    pub curriculum: Option<CurriculumMetrics>,
 }
 
 impl StepMetrics {
@@ -168,6 +178,23 @@ impl StepMetrics {
         }
         if let Some(ppo) = &self.ppo {
             out.extend(ppo.named().into_iter().map(|(k, v)| (k.to_string(), v)));
+        }
+        if let Some(scores) = &self.held_out {
+            out.extend([
+                (
+                    "eval/format_accuracy".into(),
+                    f64::from(scores.format_accuracy),
+                ),
+                (
+                    "eval/argument_match".into(),
+                    f64::from(scores.argument_match),
+                ),
+                ("eval/success_rate".into(), f64::from(scores.success_rate)),
+                ("eval/episodes".into(), scores.episodes as f64),
+            ]);
+        }
+        if let Some(curriculum) = &self.curriculum {
+            out.extend(curriculum.named());
         }
         out
     }

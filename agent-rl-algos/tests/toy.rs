@@ -3,7 +3,8 @@
 
 use agent_rl_algos::sft::{SftExample, tokenize_example};
 use agent_rl_algos::toy::{
-    ToyEnvironment, demonstration, toy_environments, toy_sft_dataset, toy_tasks, with_toy_template,
+    ToyEnvironment, ToySplit, ToyTier, demonstration, toy_environments, toy_sft_dataset,
+    toy_split_tasks, toy_tasks, toy_tier_tasks, with_toy_template,
 };
 use agent_rl_algos::{SftConfig, evaluate_tool_use};
 use agent_rl_core::{
@@ -147,4 +148,80 @@ fn evaluation_of_an_untrained_model_is_zero_and_bounded() {
     assert_eq!(scores.episodes, 4);
     assert_eq!(scores.success_rate, 0.0);
     assert_eq!(scores.argument_match, 0.0);
+}
+
+/// The values of a toy request: the cities its calls name, the numbers in its text, and its
+/// phrasing (the text with each city and number replaced by a placeholder).
+fn request_values(task: &agent_rl_core::Task) -> (Vec<String>, Vec<i64>, String) {
+    let text = task.messages[0].text();
+    let mut cities: Vec<String> = task.data["target"]["expected_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|call| call["arguments"]["city"][0].as_str().map(str::to_owned))
+        .collect();
+    cities.dedup();
+    let mut phrasing = text.to_owned();
+    for city in &cities {
+        phrasing = phrasing.replace(city.as_str(), "{city}");
+    }
+    let numbers: Vec<i64> = text
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|digits| digits.parse().ok())
+        .collect();
+    let mut template = String::new();
+    let mut in_number = false;
+    for c in phrasing.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                template.push_str("{n}");
+            }
+            in_number = true;
+        } else {
+            template.push(c);
+            in_number = false;
+        }
+    }
+    (cities, numbers, template)
+}
+
+#[test]
+fn held_out_requests_share_no_request_operand_or_phrasing_with_training() {
+    let mut train = toy_split_tasks(ToySplit::Train, 3000, 1);
+    train.extend(toy_tasks(3000, 1));
+    for tier in [ToyTier::TwoCalls, ToyTier::Chained] {
+        train.extend(toy_tier_tasks(tier, ToySplit::Train, 500, 2));
+    }
+    let mut held_out = toy_split_tasks(ToySplit::HeldOut, 600, 1001);
+    for tier in [ToyTier::TwoCalls, ToyTier::Chained] {
+        held_out.extend(toy_tier_tasks(tier, ToySplit::HeldOut, 100, 1002));
+    }
+    let seen: Vec<_> = train.iter().map(request_values).collect();
+    let texts: std::collections::HashSet<&str> =
+        train.iter().map(|t| t.messages[0].text()).collect();
+    let phrasings: std::collections::HashSet<&str> = seen.iter().map(|v| v.2.as_str()).collect();
+    let cities: std::collections::HashSet<&str> = seen
+        .iter()
+        .flat_map(|v| v.0.iter().map(String::as_str))
+        .collect();
+    let numbers: std::collections::HashSet<i64> = seen.iter().flat_map(|v| v.1.clone()).collect();
+    assert!(phrasings.len() >= 9 && cities.len() == 12, "{phrasings:?}");
+    for task in &held_out {
+        let (held_cities, held_numbers, phrasing) = request_values(task);
+        let text = task.messages[0].text();
+        assert!(!texts.contains(text), "{text:?} is a training request");
+        assert!(
+            !phrasings.contains(phrasing.as_str()),
+            "{phrasing:?} trains"
+        );
+        // The cities are shared on purpose (see `ToySplit`); every other value is new.
+        assert!(
+            held_cities
+                .iter()
+                .all(|city| cities.contains(city.as_str()))
+        );
+        for number in &held_numbers {
+            assert!(!numbers.contains(number), "{number} trains ({text:?})");
+        }
+    }
 }

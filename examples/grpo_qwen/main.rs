@@ -111,6 +111,14 @@ pub fn run_and_report<B: AutodiffBackend>(
         .build()?
         .run()?;
     println!("{}", report.scores_table());
+    if let (Some(sft), Some(grpo)) = (report.score("after_sft"), report.score("after")) {
+        println!(
+            "SFT -> GRPO: held-out success {:.3} -> {:.3} ({:+.3})",
+            sft.success_rate,
+            grpo.success_rate,
+            grpo.success_rate - sft.success_rate
+        );
+    }
     if let Some(path) = &args.summary {
         std::fs::write(path, serde_json::to_string_pretty(&report.scores_json())?)
             .with_context(|| format!("writing {}", path.display()))?;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use agent_rl::algos::pipeline::{GrpoStage, Pipeline, SftStage, ToolUseEvaluator};
 use agent_rl::algos::toy::{
-    toy_environments, toy_model_config, toy_sft_dataset, toy_tasks, toy_tokenizer,
+    ToySplit, toy_environments, toy_model_config, toy_sft_dataset, toy_split_tasks, toy_tokenizer,
 };
 use agent_rl::algos::{GrpoConfig, LrSchedule, OptimizerConfig, SftConfig};
 use agent_rl::core::weights::random_model;
@@ -24,8 +24,13 @@ pub fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
     let device = B::Device::default();
     let tokenizer = Arc::new(toy_tokenizer()?);
     let model = random_model::<B>(&toy_model_config(), args.seed, 0.05, &device)?;
-    let train = toy_tasks(4000, args.seed);
-    let held_out = toy_tasks(held_out_count, args.seed.wrapping_add(1000));
+    // Held-out requests are phrased and numbered unlike any training request (`ToySplit`).
+    let train = toy_split_tasks(ToySplit::Train, 4000, args.seed);
+    let held_out = toy_split_tasks(
+        ToySplit::HeldOut,
+        held_out_count,
+        args.seed.wrapping_add(1000),
+    );
     let environments: Arc<dyn EnvironmentFactory> = Arc::new(toy_environments());
 
     let sft = SftConfig {

@@ -99,6 +99,12 @@ pub struct GrpoConfig {
     /// of the layers per micro-batch; same gradients). Rows then run their whole sequence
     /// (a group does not share its prompt's forward). Default false.
     pub gradient_checkpointing: bool,
+    /// Optimiser steps between held-out evaluations during training (TRL's `eval_steps`), when
+    /// the trainer has an evaluator; the last step is always evaluated. The scores are logged
+    /// with the step's metrics (`eval/format_accuracy`, `eval/argument_match`,
+    /// `eval/success_rate`) and the best-scoring model is kept. Default `None` (no evaluation
+    /// during training). Must be ≥ 1 when set.
+    pub eval_steps: Option<usize>,
 }
 
 impl Default for GrpoConfig {
@@ -135,6 +141,7 @@ impl Default for GrpoConfig {
             optimizer: OptimizerConfig::default(),
             seed: 42,
             gradient_checkpointing: false,
+            eval_steps: None,
         }
     }
 }
@@ -169,6 +176,12 @@ impl GrpoConfig {
     /// [`AlgoError::InvalidConfig`] naming the first invalid field and how to fix it.
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &str, reason: String| Err(AlgoError::config(field, reason));
+        if self.eval_steps == Some(0) {
+            return bad(
+                "eval_steps",
+                "is 0; set >= 1 optimiser steps between evaluations, or leave it unset".into(),
+            );
+        }
         if self.num_generations < 2 {
             return bad(
                 "num_generations",

@@ -17,6 +17,7 @@ use crate::config::GrpoConfig;
 use crate::error::{AlgoError, Result};
 use crate::metrics::TrainObserver;
 use crate::optim::init_adamw;
+use crate::pipeline::Evaluator;
 use crate::rollout::{Checkpointing, RewardStack};
 
 /// Assembles a [`GrpoTrainer`].
@@ -58,6 +59,7 @@ pub struct GrpoTrainerBuilder<B: AutodiffBackend> {
     checkpointing: Option<Checkpointing>,
     resume_from: Option<PathBuf>,
     lora: Option<LoraConfig>,
+    evaluator: Option<Box<dyn Evaluator<B::InnerBackend>>>,
 }
 
 impl<B: AutodiffBackend> std::fmt::Debug for GrpoTrainerBuilder<B> {
@@ -83,6 +85,7 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
             checkpointing: None,
             resume_from: None,
             lora: None,
+            evaluator: None,
         }
     }
 
@@ -141,6 +144,26 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
             dir: dir.into(),
             every_steps,
         });
+        self
+    }
+
+    /// Evaluates the policy with `evaluator` every `config.eval_steps` optimiser steps and at
+    /// the last one (no evaluation while `eval_steps` is unset): the scores go into the step's
+    /// metrics (`eval/*`) and the best-scoring model is kept (in `<checkpoint dir>/best_model`
+    /// when checkpointing, else in memory; see [`GrpoTrainer::best_evaluation`]).
+    #[must_use]
+    pub fn with_evaluator(mut self, evaluator: impl Evaluator<B::InnerBackend> + 'static) -> Self {
+        self.evaluator = Some(Box::new(evaluator));
+        self
+    }
+
+    /// [`Self::with_evaluator`] for an evaluator already boxed (the pipeline's).
+    #[must_use]
+    pub fn with_boxed_evaluator(
+        mut self,
+        evaluator: Option<Box<dyn Evaluator<B::InnerBackend>>>,
+    ) -> Self {
+        self.evaluator = evaluator;
         self
     }
 
@@ -216,6 +239,9 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
             global_step: 0,
             tasks_drawn: 0,
             num_tokens: 0,
+            evaluator: self.evaluator,
+            best: None,
+            best_model: None,
         };
         if let Some(dir) = &self.resume_from {
             trainer.load_checkpoint(dir)?;

@@ -3,6 +3,7 @@
 
 mod builder;
 mod checkpoint;
+mod evaluation;
 mod step;
 mod trainer;
 mod update;
@@ -10,4 +11,5 @@ mod update;
 pub use crate::rollout::{RewardStack, ScoredBatch, TaskOrder};
 pub use crate::trainer_state::TrainerState;
 pub use builder::GrpoTrainerBuilder;
+pub use evaluation::{BEST_MODEL_DIR, BestEvaluation};
 pub use trainer::{GrpoReport, GrpoTrainer};

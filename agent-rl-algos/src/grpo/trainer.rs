@@ -9,10 +9,12 @@ use burn::optim::adaptor::OptimizerAdaptor;
 use burn::tensor::backend::AutodiffBackend;
 
 use super::builder::GrpoTrainerBuilder;
+use super::evaluation::BestEvaluation;
 use crate::config::GrpoConfig;
-use crate::curriculum::CurriculumSampler;
+use crate::curriculum::{CurriculumMetrics, CurriculumSampler};
 use crate::error::{AlgoError, Result};
 use crate::metrics::{StepMetrics, TrainObserver};
+use crate::pipeline::Evaluator;
 use crate::rollout::{Checkpointing, LoopedTrainer, RewardStack, TrainReport, train_loop};
 
 /// What a [`GrpoTrainer::train`] call did (the report every RL trainer returns).
@@ -59,6 +61,12 @@ pub struct GrpoTrainer<B: AutodiffBackend> {
     pub(super) tasks_drawn: u64,
     /// Prompt + completion tokens processed so far (`num_tokens`).
     pub(super) num_tokens: u64,
+    /// Scores the policy every `eval_steps` optimiser steps.
+    pub(super) evaluator: Option<Box<dyn Evaluator<B::InnerBackend>>>,
+    /// The best evaluation so far.
+    pub(super) best: Option<BestEvaluation>,
+    /// The best model, when kept in memory (no checkpoint directory).
+    pub(super) best_model: Option<Qwen2ForCausalLm<B::InnerBackend>>,
 }
 
 impl<B: AutodiffBackend> std::fmt::Debug for GrpoTrainer<B> {
@@ -146,21 +154,33 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         self.train_loop(|trainer| {
             let sampled = sampler.sample(trainer.config.prompts_per_step);
             let tasks: Vec<Task> = sampled.iter().map(|s| s.task.clone()).collect();
-            let (metrics, successes) = trainer.train_step_on(&tasks)?;
+            let (mut metrics, successes) = trainer.train_step_on(&tasks)?;
             for (drawn, outcomes) in sampled.iter().zip(successes) {
                 for success in outcomes.into_iter().flatten() {
                     sampler.record(drawn.level, success);
                 }
             }
+            metrics.curriculum = Some(CurriculumMetrics::of(&sampled, sampler));
             Ok(metrics)
         })
     }
 
     fn train_loop(
         &mut self,
-        step: impl FnMut(&mut Self) -> Result<StepMetrics>,
+        mut step: impl FnMut(&mut Self) -> Result<StepMetrics>,
     ) -> Result<GrpoReport> {
-        train_loop(self, step)
+        let mut report = train_loop(self, |trainer| {
+            let mut metrics = step(trainer)?;
+            trainer.evaluate_if_due(&mut metrics)?;
+            Ok(metrics)
+        })?;
+        report.best_evaluation = self.best.clone();
+        Ok(report)
+    }
+
+    /// Hands the evaluator back (the pipeline lends its own for the stage).
+    pub(crate) fn take_evaluator(&mut self) -> Option<Box<dyn Evaluator<B::InnerBackend>>> {
+        self.evaluator.take()
     }
 }
 

@@ -18,7 +18,7 @@ pub use metrics_log::MetricsLog;
 pub use observer::PipelineObserver;
 pub use report::{PipelineReport, StageReport};
 pub use reward_curve::reward_svg;
-pub use run_dir::{RunDirectory, SUMMARY_FILE};
+pub use run_dir::{RunDirectory, SUMMARY_FILE, save_model_dir};
 pub use runner::{Pipeline, PipelineBuilder};
 pub use stage::{GrpoStage, SftStage, Stage};
 pub use tasks::read_tasks;

@@ -19,6 +19,24 @@ use crate::error::{AlgoError, Result};
 /// The summary file: held-out scores per evaluation point and run facts.
 pub const SUMMARY_FILE: &str = "summary.json";
 
+/// Writes `model` and `tokenizer` to `dir` in Hugging Face layout, whole or not at all
+/// (replacing an earlier copy).
+///
+/// # Errors
+/// Files that cannot be written, naming them.
+pub fn save_model_dir<B: Backend>(
+    dir: &Path,
+    model: &Qwen2ForCausalLm<B>,
+    tokenizer: &ChatTokenizer,
+) -> Result<()> {
+    write_checkpoint_dir(dir, |tmp| {
+        save_pretrained(model, tmp, SaveOptions::default())?;
+        tokenizer.save_to_dir(tmp)?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
 /// A run directory being written.
 #[derive(Debug, Clone)]
 pub struct RunDirectory {
@@ -136,11 +154,7 @@ impl RunDirectory {
         tokenizer: &ChatTokenizer,
     ) -> Result<PathBuf> {
         let model_dir = self.dir.join("final_model");
-        write_checkpoint_dir(&model_dir, |tmp| {
-            save_pretrained(model, tmp, SaveOptions::default())?;
-            tokenizer.save_to_dir(tmp)?;
-            Ok(())
-        })?;
+        save_model_dir(&model_dir, model, tokenizer)?;
         Ok(model_dir)
     }
 

@@ -301,6 +301,7 @@ impl<B: AutodiffBackend> Pipeline<B> {
                         sink,
                         run_dir.as_ref(),
                         resume_from.map(|(_, dir)| dir.clone()),
+                        &mut evaluator,
                     )?;
                     model = trained;
                     if let (Some(run), Some(log)) = (&run_dir, &log) {
@@ -435,6 +436,9 @@ fn run_sft<B: AutodiffBackend>(
     Ok((trainer.into_model(), report))
 }
 
+/// The evaluator a pipeline holds, lent to a GRPO stage that evaluates during training.
+type LentEvaluator<B> = Option<Box<dyn Evaluator<<B as AutodiffBackend>::InnerBackend>>>;
+
 fn run_grpo<B: AutodiffBackend>(
     model: Qwen2ForCausalLm<B>,
     tokenizer: &Arc<ChatTokenizer>,
@@ -442,6 +446,7 @@ fn run_grpo<B: AutodiffBackend>(
     sink: impl FnMut(&StepMetrics) + Send + 'static,
     run_dir: Option<&RunDirectory>,
     resume_from: Option<PathBuf>,
+    evaluator: &mut LentEvaluator<B>,
 ) -> Result<(Qwen2ForCausalLm<B>, crate::grpo::GrpoReport)> {
     let GrpoStage {
         config,
@@ -450,11 +455,16 @@ fn run_grpo<B: AutodiffBackend>(
         environments,
         checkpoint_every,
         lora,
+        curriculum,
     } = stage;
+    let evaluates = config.eval_steps.is_some();
     let mut builder = GrpoTrainer::builder(merged(model), Arc::clone(tokenizer))
         .with_config(config)
         .with_lora(lora)
         .with_observer(sink);
+    if evaluates {
+        builder = builder.with_boxed_evaluator(evaluator.take());
+    }
     for reward in rewards {
         builder = builder.add_reward(reward);
     }
@@ -468,6 +478,13 @@ fn run_grpo<B: AutodiffBackend>(
         builder = builder.with_resume_from(dir);
     }
     let mut trainer = builder.build()?;
-    let report = trainer.train(&tasks)?;
+    let report = match curriculum {
+        Some(mut sampler) => trainer.train_curriculum(&mut sampler),
+        None => trainer.train(&tasks),
+    };
+    if evaluates {
+        *evaluator = trainer.take_evaluator();
+    }
+    let report = report?;
     Ok((trainer.into_model(), report))
 }

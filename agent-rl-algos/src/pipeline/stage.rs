@@ -8,6 +8,7 @@ use agent_rl_core::{EnvironmentFactory, Task};
 use agent_rl_rewards::Reward;
 
 use crate::config::{GrpoConfig, SftConfig};
+use crate::curriculum::CurriculumSampler;
 use crate::error::{AlgoError, Result};
 use crate::sft::SftDataset;
 
@@ -63,6 +64,9 @@ pub struct GrpoStage {
     pub checkpoint_every: Option<usize>,
     /// Train LoRA adapters on the frozen model instead of every weight (`None`: every weight).
     pub lora: Option<LoraConfig>,
+    /// Draw each step's tasks from this curriculum instead of `tasks` (levels, replay, new
+    /// scenarios); episode outcomes are recorded back so it promotes.
+    pub curriculum: Option<CurriculumSampler<Task>>,
 }
 
 impl std::fmt::Debug for GrpoStage {
@@ -77,6 +81,10 @@ impl std::fmt::Debug for GrpoStage {
             .field("environments", &self.environments.is_some())
             .field("checkpoint_every", &self.checkpoint_every)
             .field("lora", &self.lora)
+            .field(
+                "curriculum",
+                &self.curriculum.as_ref().map(|c| c.num_levels()),
+            )
             .finish()
     }
 }
@@ -91,7 +99,16 @@ impl GrpoStage {
             environments: None,
             checkpoint_every: None,
             lora: None,
+            curriculum: None,
         }
+    }
+
+    /// Draws the tasks from `sampler` (see [`crate::GrpoTrainer::train_curriculum`]); `tasks`
+    /// may then be empty. A resumed run starts the sampler afresh at its first level.
+    #[must_use]
+    pub fn with_curriculum(mut self, sampler: CurriculumSampler<Task>) -> Self {
+        self.curriculum = Some(sampler);
+        self
     }
 
     /// Trains LoRA adapters instead of every weight; the KL reference is then the model with
@@ -165,7 +182,7 @@ impl Stage {
             }
             Self::Grpo(stage) => {
                 stage.config.validate()?;
-                if stage.tasks.is_empty() {
+                if stage.tasks.is_empty() && stage.curriculum.is_none() {
                     return Err(AlgoError::input("grpo.tasks", "no training tasks"));
                 }
                 if stage.rewards.is_empty() {

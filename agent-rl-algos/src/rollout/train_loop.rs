@@ -20,6 +20,9 @@ pub struct TrainReport {
     pub elapsed_secs: f64,
     /// Checkpoint directories written by this call.
     pub checkpoints: Vec<PathBuf>,
+    /// GRPO with an evaluator and `eval_steps`: the best held-out evaluation of the run.
+    #[serde(default)]
+    pub best_evaluation: Option<crate::grpo::BestEvaluation>,
 }
 
 impl TrainReport {

@@ -25,10 +25,19 @@
 
 mod environment;
 mod model;
+mod split;
 mod tasks;
+mod teacher;
 mod template;
+mod tiers;
 
 pub use environment::{ToyEnvironment, execute_toy_call, toy_environments, toy_salt};
 pub use model::toy_model_config;
-pub use tasks::{ToyKind, demonstration, toy_call_tasks, toy_sft_dataset, toy_tasks, toy_tools};
+pub use split::ToySplit;
+pub use tasks::{
+    ToyKind, call_only, demonstration, toy_call_tasks, toy_sft_dataset, toy_split_tasks, toy_tasks,
+    toy_tools,
+};
+pub use teacher::toy_noisy_sft_dataset;
 pub use template::{TOY_CHAT_TEMPLATE, toy_tokenizer, with_toy_template};
+pub use tiers::{ToyTier, toy_tier_tasks};

@@ -5,6 +5,7 @@ mod common;
 pub(crate) use common::{chars_per_token, parameters, prompts};
 mod crash_safety;
 mod curriculum;
+mod evaluation;
 mod learning;
 mod lora;
 mod multi_turn;

@@ -50,9 +50,24 @@ pub fn conversation(tool: &str, city: &str, result: &str) -> SftExample {
     }
 }
 
-/// The toy dataset: `count` conversations cycling over tools and cities.
+/// The cities of [`tool_call_dataset`].
+pub const TRAIN_CITIES: [&str; 4] = ["Paris", "Oslo", "Rome", "Lima"];
+
+/// The cities of [`held_out_tool_call_dataset`]: none of them trains.
+pub const HELD_OUT_CITIES: [&str; 4] = ["Nuuk", "Baku", "Doha", "Riga"];
+
+/// The toy dataset: `count` conversations cycling over tools and [`TRAIN_CITIES`].
 pub fn tool_call_dataset(count: usize) -> SftDataset {
-    let cities = ["Paris", "Oslo", "Rome", "Lima"];
+    conversations(count, &TRAIN_CITIES)
+}
+
+/// Held-out conversations: the same family over [`HELD_OUT_CITIES`], so no row (nor any city)
+/// of it occurs in [`tool_call_dataset`].
+pub fn held_out_tool_call_dataset(count: usize) -> SftDataset {
+    conversations(count, &HELD_OUT_CITIES)
+}
+
+fn conversations(count: usize, cities: &[&str]) -> SftDataset {
     let rows = (0..count)
         .map(|i| {
             let tool = if i % 2 == 0 {

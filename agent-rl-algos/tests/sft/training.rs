@@ -5,7 +5,7 @@ use agent_rl_algos::{LrSchedule, OptimizerConfig, SftConfig, StepMetrics};
 use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
 use std::sync::{Arc, Mutex};
 
-use super::common::tool_call_dataset;
+use super::common::{HELD_OUT_CITIES, held_out_tool_call_dataset, tool_call_dataset};
 use crate::B;
 
 fn config(max_steps: usize) -> SftConfig {
@@ -36,7 +36,21 @@ fn trainer(config: SftConfig, seed: u64) -> SftTrainer<B> {
 #[test]
 fn assistant_loss_falls_on_train_and_held_out_rows() {
     let data = tool_call_dataset(16);
-    let held_out: SftDataset = tool_call_dataset(24);
+    let held_out: SftDataset = held_out_tool_call_dataset(24);
+    // Held out means unseen: no held-out row, and no held-out city, occurs in training.
+    let rendered = |rows: &SftDataset| -> Vec<String> {
+        rows.examples()
+            .iter()
+            .map(|row| format!("{row:?}"))
+            .collect()
+    };
+    let (seen, unseen) = (rendered(&data), rendered(&held_out));
+    assert!(unseen.iter().all(|row| !seen.contains(row)));
+    assert!(
+        HELD_OUT_CITIES
+            .iter()
+            .all(|city| seen.iter().all(|row| !row.contains(city)))
+    );
     let losses = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&losses);
     let mut trainer = SftTrainer::builder(

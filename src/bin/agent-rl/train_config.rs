@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_rl::algos::{GrpoConfig, SftConfig};
+use agent_rl::algos::{CurriculumConfig, GrpoConfig, SftConfig};
 use agent_rl::core::lora::LoraConfig;
 use agent_rl::rewards::ToolUseConfig;
 use anyhow::{Context, bail};
@@ -69,7 +69,9 @@ pub struct DataSection {
     pub eval: Option<PathBuf>,
     /// Number of toy tool-use tasks to train on (instead of `train`).
     pub toy: Option<usize>,
-    /// Number of held-out toy tasks (SFT: eval loss; GRPO: scored before and after).
+    /// Number of held-out toy tasks (SFT: eval loss; GRPO: scored before and after). They
+    /// come from the toy family's held-out pool: no city, number or phrasing of them occurs in
+    /// the training tasks.
     pub toy_held_out: Option<usize>,
     /// GRPO: a BFCL data directory (`bfcl-eval`'s `data/`); its trainable single-turn
     /// categories become the training tasks (instead of `train`).
@@ -80,6 +82,9 @@ pub struct DataSection {
     pub seed: u64,
     /// GRPO: the environment (default: `toy` with toy data, else `none`).
     pub environment: Option<EnvironmentKind>,
+    /// GRPO with `[curriculum]`: a JSONL file of tasks (one `Task` per line) mixed into the
+    /// draws at `new_scenario_ratio` (distribution shift).
+    pub new_scenarios: Option<PathBuf>,
 }
 
 /// The most toy tasks `[data] toy` / `toy_held_out` may ask for: they are generated and held in
@@ -187,6 +192,11 @@ pub struct GrpoRunConfig {
     /// `[lora]`: GRPO trains LoRA adapters on the frozen model instead of every weight (the KL
     /// reference is then the model with the adapters off; `[warmup]` still trains every weight).
     pub lora: Option<LoraConfig>,
+    /// `[curriculum]`: draw GRPO's tasks by difficulty level (= `CurriculumConfig`). The levels
+    /// are the toy family's tiers (one call, two calls, chained; `[data] toy` tasks each) with
+    /// toy data, else the tasks' `data.level` (0 when absent); `[data] new_scenarios` feeds the
+    /// new-scenario pool.
+    pub curriculum: Option<CurriculumConfig>,
 }
 
 /// A parsed run file (relative paths in it are relative to the working directory, as in
@@ -223,6 +233,11 @@ impl RunFile for GrpoRunConfig {
             warmup.validate().context("[warmup]")?;
         }
         self.grpo.validate().context("[grpo]")?;
+        if let Some(curriculum) = &self.curriculum {
+            curriculum.validate().context("[curriculum]")?;
+        } else if self.data.new_scenarios.is_some() {
+            bail!("[data] new_scenarios needs a [curriculum] section (it mixes them in)");
+        }
         self.reward.validate().context("[reward]")
     }
 }
@@ -359,6 +374,15 @@ mod tests {
                 "[data]\ntoy = 4\n[grpo]\nprompts_per_step = 100000\n",
                 "num_generations",
             ),
+            (
+                "[data]\ntoy = 4\n[curriculum]\nreplay_ratio = 0.7\nnew_scenario_ratio = 0.7\n",
+                "[curriculum]",
+            ),
+            (
+                "[data]\ntoy = 4\nnew_scenarios = \"new.jsonl\"\n",
+                "new_scenarios needs a [curriculum]",
+            ),
+            ("[data]\ntoy = 4\n[grpo]\neval_steps = 0\n", "eval_steps"),
         ] {
             std::fs::write(&path, format!("[model]\ntiny = true\n{text}")).expect("write");
             let err = load::<GrpoRunConfig>(&path, "g").expect_err(text);
@@ -370,6 +394,32 @@ mod tests {
         }
         std::fs::write(&path, "[model]\ntiny = true\n[data]\ntoy = 100000\n").expect("write");
         load::<GrpoRunConfig>(&path, "g").expect("the largest toy set is accepted");
+    }
+
+    #[test]
+    fn curriculum_section_reaches_the_sampler_with_toy_tiers_and_new_scenarios() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (path, tasks) = (dir.path().join("run.toml"), dir.path().join("new.jsonl"));
+        let task = agent_rl::algos::toy::toy_tasks(1, 3).remove(0);
+        std::fs::write(&tasks, serde_json::to_string(&task).expect("task json")).expect("write");
+        let text = format!(
+            "[model]\ntiny = true\n[data]\ntoy = 6\nnew_scenarios = {:?}\n\
+             [curriculum]\nwindow = 4\npromote_threshold = 0.5\nnew_scenario_ratio = 1.0\n\
+             replay_ratio = 0.0\n",
+            tasks.display().to_string()
+        );
+        std::fs::write(&path, text).expect("write");
+        let config = load::<GrpoRunConfig>(&path, "g").expect("loads");
+        let curriculum = config.curriculum.as_ref().expect("[curriculum]");
+        assert_eq!((curriculum.window, curriculum.promote_threshold), (4, 0.5));
+        let mut sampler =
+            crate::train_grpo::curriculum(curriculum, &config.data, &[]).expect("sampler");
+        assert_eq!(sampler.num_levels(), 3, "the three toy tiers");
+        let draws = sampler.sample(5);
+        assert!(
+            draws.iter().all(|d| d.task.id == task.id),
+            "ratio 1: only new scenarios"
+        );
     }
 
     #[test]

@@ -5,8 +5,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use agent_rl::algos::CurriculumSampler;
 use agent_rl::algos::pipeline::{GrpoStage, Pipeline, SftStage, ToolUseEvaluator, read_tasks};
-use agent_rl::algos::toy::{toy_environments, toy_sft_dataset, toy_tasks};
+use agent_rl::algos::toy::{
+    ToySplit, ToyTier, toy_environments, toy_sft_dataset, toy_split_tasks, toy_tier_tasks,
+};
 use agent_rl::core::{AgentLoopConfig, EnvironmentFactory, SamplingConfig, Task};
 use agent_rl::eval::bfcl::{BfclDataset, CheckOptions, split_train_held_out, training_tasks};
 use agent_rl::progress::StageProgress;
@@ -67,14 +70,16 @@ impl GrpoJob {
 pub fn grpo_tasks(data: &DataSection) -> anyhow::Result<(Vec<Task>, Vec<Task>)> {
     let held_out = match (&data.eval, data.toy_held_out) {
         (Some(path), _) => read_tasks(path)?,
-        (None, Some(count)) => toy_tasks(count, data.seed.wrapping_add(1000)),
+        (None, Some(count)) => {
+            toy_split_tasks(ToySplit::HeldOut, count, data.seed.wrapping_add(1000))
+        }
         (None, None) => Vec::new(),
     };
     if let Some(path) = &data.train {
         return Ok((read_tasks(path)?, held_out));
     }
     if let Some(count) = data.toy {
-        return Ok((toy_tasks(count, data.seed), held_out));
+        return Ok((toy_split_tasks(ToySplit::Train, count, data.seed), held_out));
     }
     let Some(dir) = &data.bfcl else {
         bail!("[data]: set `train`, `toy` or `bfcl`");
@@ -86,6 +91,55 @@ pub fn grpo_tasks(data: &DataSection) -> anyhow::Result<(Vec<Task>, Vec<Task>)> 
         split_train_held_out(tasks, data.held_out_fraction, data.seed)?;
     bfcl_held_out.extend(held_out);
     Ok((train, bfcl_held_out))
+}
+
+/// The curriculum of a `[curriculum]` run: the toy tiers (`[data] toy` tasks each) with toy
+/// data, else `train` grouped by `data.level`; `[data] new_scenarios` in the new-scenario pool.
+///
+/// # Errors
+/// An invalid `[curriculum]`; a level without tasks; an unreadable `new_scenarios` file.
+pub fn curriculum(
+    config: &agent_rl::algos::CurriculumConfig,
+    data: &DataSection,
+    train: &[Task],
+) -> anyhow::Result<CurriculumSampler<Task>> {
+    let levels: Vec<Vec<Task>> = match data.toy {
+        Some(count) => ToyTier::ALL
+            .iter()
+            .enumerate()
+            .map(|(index, &tier)| {
+                toy_tier_tasks(
+                    tier,
+                    ToySplit::Train,
+                    count,
+                    data.seed.wrapping_add(index as u64),
+                )
+            })
+            .collect(),
+        None => {
+            let level = |task: &Task| {
+                task.data
+                    .get("level")
+                    .and_then(serde_json::Value::as_u64)
+                    .map_or(0, |level| level as usize)
+            };
+            let count = train.iter().map(level).max().map_or(0, |max| max + 1);
+            let mut levels = vec![Vec::new(); count];
+            for task in train {
+                levels[level(task)].push(task.clone());
+            }
+            levels
+        }
+    };
+    let mut sampler = CurriculumSampler::new(levels, config.clone())
+        .context("[curriculum]: levels are the tasks' `data.level` (each level needs tasks)")?;
+    if let Some(path) = &data.new_scenarios {
+        sampler.add_new_scenarios(
+            read_tasks(path)
+                .with_context(|| format!("[data] new_scenarios = {}", path.display()))?,
+        );
+    }
+    Ok(sampler)
 }
 
 impl TrainJob for GrpoJob {
@@ -122,6 +176,11 @@ impl TrainJob for GrpoJob {
             .with_resume(self.resume.is_some())
             .with_config_record(serde_json::to_value(&config)?)
             .with_observer(StageProgress::default());
+        let sampler = config
+            .curriculum
+            .as_ref()
+            .map(|curriculum_config| curriculum(curriculum_config, data, &train))
+            .transpose()?;
         if let Some(warmup) = &config.warmup {
             pipeline = pipeline.add_stage(SftStage::new(warmup.clone(), toy_sft_dataset(&train)));
         }
@@ -134,6 +193,9 @@ impl TrainJob for GrpoJob {
             .add_reward(ToolUseReward::new(config.reward.clone())?)
             .with_checkpoint_every(every)
             .with_lora(config.lora.clone());
+        if let Some(sampler) = sampler {
+            grpo = grpo.with_curriculum(sampler);
+        }
         if let Some(factory) = &environments {
             grpo = grpo.with_environment(Arc::clone(factory));
         }

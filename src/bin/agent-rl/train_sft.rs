@@ -4,7 +4,7 @@ use std::io::Write;
 
 use agent_rl::algos::pipeline::{Pipeline, SftStage};
 use agent_rl::algos::sft::SftDataset;
-use agent_rl::algos::toy::{toy_sft_dataset, toy_tasks};
+use agent_rl::algos::toy::{ToySplit, toy_sft_dataset, toy_split_tasks};
 use agent_rl::progress::StageProgress;
 use anyhow::{Context, bail};
 use burn::tensor::backend::AutodiffBackend;
@@ -53,12 +53,13 @@ impl SftJob {
 pub fn sft_datasets(data: &DataSection) -> anyhow::Result<(SftDataset, Option<SftDataset>)> {
     let train = match (&data.train, data.toy) {
         (Some(path), _) => SftDataset::from_jsonl(path)?,
-        (None, Some(count)) => toy_sft_dataset(&toy_tasks(count, data.seed)),
+        (None, Some(count)) => toy_sft_dataset(&toy_split_tasks(ToySplit::Train, count, data.seed)),
         (None, None) => bail!("[data]: SFT reads `train = \"file.jsonl\"` or `toy = <count>`"),
     };
     let eval = match (&data.eval, data.toy_held_out) {
         (Some(path), _) => Some(SftDataset::from_jsonl(path)?),
-        (None, Some(count)) => Some(toy_sft_dataset(&toy_tasks(
+        (None, Some(count)) => Some(toy_sft_dataset(&toy_split_tasks(
+            ToySplit::HeldOut,
             count,
             data.seed.wrapping_add(1000),
         ))),

@@ -1,0 +1,86 @@
+//! A teacher whose demonstrations are partly wrong: where imitation plateaus and a reward on
+//! the task's target does not.
+
+use agent_rl_core::{Task, ToolCall};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::tasks::{demonstration_with, toy_call};
+use crate::sft::{SftDataset, SftExample};
+
+/// SFT rows for `tasks` from a teacher that mixes up the two city tools: on a `confusion`
+/// share of the weather and time requests (drawn with `seed`) it calls the other tool
+/// (`get_time` for weather, `get_weather` for time) with the right city and answers with that
+/// tool's result; `add` requests are demonstrated correctly. Tasks not made by the toy family
+/// are skipped.
+///
+/// With `confusion` above one half, the mix-up is what the demonstrations mostly show: a model
+/// that imitates them calls the wrong tool for city requests under greedy decoding, and more
+/// SFT on the same rows only confirms it. A reward that checks the task's target (as GRPO's
+/// `ToolUseReward` does) pays for the right tool, which sampling still finds often enough —
+/// the setting in which the learning tests and the `grpo_qwen` demo show GRPO's own gain.
+///
+/// ```
+/// use agent_rl_algos::toy::{toy_noisy_sft_dataset, toy_tasks};
+/// let rows = toy_noisy_sft_dataset(&toy_tasks(30, 1), 0.6, 7);
+/// assert_eq!(rows.len(), 30);
+/// ```
+pub fn toy_noisy_sft_dataset(tasks: &[Task], confusion: f32, seed: u64) -> SftDataset {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let rows = tasks
+        .iter()
+        .filter_map(|task| {
+            let call = toy_call(task)?;
+            let confused = rng.random::<f32>() < confusion;
+            let call = match call.name.as_str() {
+                "get_weather" if confused => ToolCall::new("get_time", call.arguments),
+                "get_time" if confused => ToolCall::new("get_weather", call.arguments),
+                _ => call,
+            };
+            Some(SftExample::Conversation {
+                messages: demonstration_with(task, call)?,
+                tools: task.tools.clone(),
+            })
+        })
+        .collect();
+    SftDataset::from_examples(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toy::toy_tasks;
+
+    /// The called tool of every row, with the requested kind.
+    fn calls(confusion: f32) -> Vec<(String, String)> {
+        let tasks = toy_tasks(600, 2);
+        let rows = toy_noisy_sft_dataset(&tasks, confusion, 3);
+        tasks
+            .iter()
+            .zip(rows.examples())
+            .map(|(task, row)| {
+                let SftExample::Conversation { messages, .. } = row else {
+                    return (String::new(), String::new());
+                };
+                let called = messages[1].tool_calls[0].name.clone();
+                (toy_call(task).map(|c| c.name).unwrap_or_default(), called)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn confuses_city_tools_at_the_set_rate_and_never_add() {
+        let pairs = calls(0.6);
+        let city: Vec<_> = pairs.iter().filter(|(want, _)| want != "add").collect();
+        let swapped = city.iter().filter(|(want, got)| want != got).count();
+        let rate = swapped as f32 / city.len() as f32;
+        assert!((rate - 0.6).abs() < 0.06, "swap rate {rate}");
+        assert!(
+            pairs
+                .iter()
+                .filter(|(w, _)| w == "add")
+                .all(|(w, g)| w == g)
+        );
+        assert!(calls(0.0).iter().all(|(w, g)| w == g));
+    }
+}
