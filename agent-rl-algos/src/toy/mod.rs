@@ -25,10 +25,15 @@
 
 mod environment;
 mod model;
+mod preferences;
 mod tasks;
 mod template;
 
 pub use environment::{ToyEnvironment, execute_toy_call, toy_environments, toy_salt};
 pub use model::toy_model_config;
+pub use preferences::{
+    ToyRequestSplit, is_held_out_request, toy_argument_values, toy_expected_call, toy_preferences,
+    toy_request, toy_request_split, toy_rlhf_tasks,
+};
 pub use tasks::{ToyKind, demonstration, toy_call_tasks, toy_sft_dataset, toy_tasks, toy_tools};
 pub use template::{TOY_CHAT_TEMPLATE, toy_tokenizer, with_toy_template};
