@@ -138,9 +138,10 @@ fn wrong_arguments(call: &ToolCall, pool: &[Value], rng: &mut ChaCha8Rng) -> Opt
 }
 
 /// Preference pairs on toy tasks, three per task with an expected call, in this order: the
-/// right call beats a call with one wrong argument value (drawn from the other tasks of
-/// `tasks`), the right call beats the right arguments given to the wrong tool, and the right
-/// call beats a refusal. The conversations are single-turn — the request, then one assistant
+/// right call beats a wrong call, the right call beats a refusal, and the wrong call beats the
+/// refusal. The wrong call alternates between the wrong tool with the right arguments (even
+/// tasks) and the right tool with one wrong argument value drawn from the other tasks of
+/// `tasks` (odd tasks). The conversations are single-turn — the request, then one assistant
 /// message — as [`RewardModelScorer`](crate::RewardModelScorer) renders a single-turn episode,
 /// and carry the task's tools. `seed` draws the wrong values and the refusals.
 ///
@@ -158,28 +159,28 @@ pub fn toy_preferences(tasks: &[Task], seed: u64) -> PreferenceDataset {
         }
     }
     let mut pairs = Vec::with_capacity(3 * tasks.len());
-    for task in tasks {
+    for (index, task) in tasks.iter().enumerate() {
         let Some(right) = toy_expected_call(task) else {
             continue;
         };
-        let wrong_value =
-            wrong_arguments(&right, &pool, &mut rng).unwrap_or_else(|| wrong_tool(&right));
+        let wrong = if index % 2 == 0 {
+            wrong_tool(&right)
+        } else {
+            wrong_arguments(&right, &pool, &mut rng).unwrap_or_else(|| wrong_tool(&right))
+        };
         let refusal = REFUSALS[rng.random_range(0..REFUSALS.len())];
         let conversation = |reply: Message| {
             let mut messages = task.messages.clone();
             messages.push(reply);
             TextOrMessages::Messages(messages)
         };
-        let call = |call: ToolCall| conversation(Message::assistant_tool_calls(None, vec![call]));
-        let chosen = call(right.clone());
-        for rejected in [
-            call(wrong_value),
-            call(wrong_tool(&right)),
-            conversation(Message::assistant(refusal)),
-        ] {
+        let right = conversation(Message::assistant_tool_calls(None, vec![right]));
+        let wrong = conversation(Message::assistant_tool_calls(None, vec![wrong]));
+        let refusal = conversation(Message::assistant(refusal));
+        for (chosen, rejected) in [(&right, &wrong), (&right, &refusal), (&wrong, &refusal)] {
             pairs.push(PreferencePair {
                 chosen: chosen.clone(),
-                rejected,
+                rejected: rejected.clone(),
                 tools: task.tools.clone(),
                 margin: None,
             });
@@ -212,25 +213,23 @@ mod tests {
     }
 
     #[test]
-    fn every_pair_prefers_the_right_call() {
+    fn every_pair_prefers_right_calls_and_calls_over_refusals() {
         let tasks = toy_tasks(6, 2);
         let pairs = toy_preferences(&tasks, 0);
         let reply = |side: &TextOrMessages| match side {
             TextOrMessages::Messages(m) => m.last().cloned().expect("reply"),
             TextOrMessages::Text(_) => panic!("conversational pairs"),
         };
-        for (task, triple) in tasks.iter().zip(pairs.pairs().chunks(3)) {
+        for (index, (task, triple)) in tasks.iter().zip(pairs.pairs().chunks(3)).enumerate() {
             let right = toy_expected_call(task).expect("toy call");
-            for pair in triple {
-                assert_eq!(reply(&pair.chosen).tool_calls, vec![right.clone()]);
-            }
-            let wrong_value = &reply(&triple[0].rejected).tool_calls[0];
-            assert_eq!(wrong_value.name, right.name);
-            assert_ne!(wrong_value.arguments, right.arguments);
-            let wrong_tool = &reply(&triple[1].rejected).tool_calls[0];
-            assert_ne!(wrong_tool.name, right.name);
-            assert_eq!(wrong_tool.arguments, right.arguments);
-            assert!(reply(&triple[2].rejected).tool_calls.is_empty());
+            assert_eq!(reply(&triple[0].chosen).tool_calls, vec![right.clone()]);
+            let wrong = reply(&triple[0].rejected).tool_calls;
+            assert_eq!(wrong.len(), 1);
+            // Even tasks: the wrong tool; odd tasks: the right tool with a wrong value.
+            assert_eq!(wrong[0].name == right.name, index % 2 == 1);
+            assert_ne!(wrong[0], right);
+            assert!(reply(&triple[1].rejected).tool_calls.is_empty());
+            assert_eq!(reply(&triple[2].chosen).tool_calls, wrong);
         }
     }
 }
