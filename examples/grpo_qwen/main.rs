@@ -120,7 +120,7 @@ pub fn run_and_report<B: AutodiffBackend>(
         );
     }
     if let Some(path) = &args.summary {
-        std::fs::write(path, serde_json::to_string_pretty(&report.scores_json())?)
+        std::fs::write(path, serde_json::to_string_pretty(&report.summary_json())?)
             .with_context(|| format!("writing {}", path.display()))?;
         println!("summary written to {}", path.display());
     }

@@ -1,4 +1,4 @@
-//! The training pipeline: stages (SFT, GRPO; PPO when it lands) run in order with held-out
+//! The training pipeline: stages (SFT, reward model, GRPO, PPO) run in order with held-out
 //! evaluation before, between and after them, recorded in a run directory that survives
 //! interruption and resume. The `agent-rl` CLI, the `grpo_qwen` example and the learning tests
 //! all run through [`Pipeline`]; the stage order lives in `runner.rs` alone.
@@ -7,6 +7,7 @@ mod evaluator;
 mod metrics_log;
 mod observer;
 mod report;
+mod rl_run;
 mod reward_curve;
 mod run_dir;
 mod runner;
@@ -20,5 +21,5 @@ pub use report::{PipelineReport, StageReport};
 pub use reward_curve::reward_svg;
 pub use run_dir::{RunDirectory, SUMMARY_FILE, save_model_dir};
 pub use runner::{Pipeline, PipelineBuilder};
-pub use stage::{GrpoStage, SftStage, Stage};
+pub use stage::{GrpoStage, PpoStage, RewardModelStage, RlStage, SftStage, Stage};
 pub use tasks::read_tasks;

@@ -10,6 +10,8 @@ use serde_json::{Map, Value, json};
 use crate::checkpoint_dir::SkippedCheckpoint;
 use crate::evaluate::ToolUseScores;
 use crate::grpo::GrpoReport;
+use crate::ppo::PpoReport;
+use crate::reward_model::RewardReport;
 use crate::sft::SftReport;
 
 /// The report of one stage.
@@ -20,6 +22,10 @@ pub enum StageReport {
     Sft(SftReport),
     /// A GRPO stage ran (or continued from a checkpoint).
     Grpo(GrpoReport),
+    /// A reward-model stage ran.
+    RewardModel(RewardReport),
+    /// A PPO stage ran (or continued from a checkpoint).
+    Ppo(PpoReport),
     /// The stage was skipped: the run resumed from a later stage's checkpoint.
     Skipped {
         /// The stage's name.
@@ -28,11 +34,13 @@ pub enum StageReport {
 }
 
 impl StageReport {
-    /// The stage's name (`sft`, `grpo`).
+    /// The stage's name (`sft`, `grpo`, `reward_model`, `ppo`).
     pub fn name(&self) -> &'static str {
         match self {
             Self::Sft(_) => "sft",
             Self::Grpo(_) => "grpo",
+            Self::RewardModel(_) => "reward_model",
+            Self::Ppo(_) => "ppo",
             Self::Skipped { stage } => stage,
         }
     }
@@ -49,11 +57,23 @@ impl StageReport {
                 "last_eval_loss": report.eval_losses.last().map(|(_, loss)| *loss),
                 "train_time_secs": report.train_time_secs,
             })),
-            Self::Grpo(report) => Some(json!({
+            Self::Grpo(report) | Self::Ppo(report) => Some(json!({
                 "global_step": report.global_step,
                 "mean_reward_last_5": report
                     .mean_reward(report.steps.len().saturating_sub(5)..report.steps.len()),
             })),
+            Self::RewardModel(report) => {
+                let last = report.evals.last().map(|(_, eval)| eval);
+                Some(json!({
+                    "steps": report.steps,
+                    "train_pairs": report.num_train_pairs,
+                    "eval_pairs": report.num_eval_pairs,
+                    "accuracy": last.map(|eval| eval.metrics.accuracy),
+                    "eval_loss": last.map(|eval| eval.loss),
+                    "mean_margin": last.map(|eval| eval.metrics.margin),
+                    "train_time_secs": report.train_time_secs,
+                }))
+            }
             Self::Skipped { .. } => None,
         }
     }
@@ -96,6 +116,21 @@ impl<B: AutodiffBackend> PipelineReport<B> {
         Value::Object(map)
     }
 
+    /// [`Self::scores_json`] plus, when a reward-model stage ran,
+    /// `"reward_model": {"accuracy": …}` (its last held-out accuracy): what the demos write with
+    /// `--summary`.
+    pub fn summary_json(&self) -> Value {
+        let mut summary = self.scores_json();
+        if let (Value::Object(map), Some(report)) = (&mut summary, self.reward_model()) {
+            let accuracy = self.reward_model_accuracy();
+            map.insert(
+                "reward_model".into(),
+                json!({"accuracy": accuracy, "steps": report.steps}),
+            );
+        }
+        summary
+    }
+
     /// A Markdown table of the scores, one row per evaluation point.
     pub fn scores_table(&self) -> String {
         let mut out = String::from(
@@ -121,6 +156,29 @@ impl<B: AutodiffBackend> PipelineReport<B> {
             StageReport::Grpo(report) => Some(report),
             _ => None,
         })
+    }
+
+    /// The PPO stage's report, when one ran.
+    pub fn ppo(&self) -> Option<&PpoReport> {
+        self.stages.iter().find_map(|stage| match stage {
+            StageReport::Ppo(report) => Some(report),
+            _ => None,
+        })
+    }
+
+    /// The reward-model stage's report, when one ran.
+    pub fn reward_model(&self) -> Option<&RewardReport> {
+        self.stages.iter().find_map(|stage| match stage {
+            StageReport::RewardModel(report) => Some(report),
+            _ => None,
+        })
+    }
+
+    /// The held-out accuracy of the reward model at its last evaluation, when a reward-model
+    /// stage ran and evaluated.
+    pub fn reward_model_accuracy(&self) -> Option<f32> {
+        let (_, eval) = self.reward_model()?.evals.last()?;
+        Some(eval.metrics.accuracy)
     }
 
     /// The SFT stage's report, when one ran.

@@ -1,13 +1,14 @@
 //! [`RunDirectory`]: what a training run leaves behind, as an append-only record that survives
 //! interruption and resume — the resolved config, per-stage metrics, held-out scores
-//! (`summary.json`, merged on resume), the reward curve of the whole run, GRPO checkpoints and
-//! the final model with its tokenizer in Hugging Face layout.
+//! (`summary.json`, merged on resume), the reward curve of the whole run, GRPO / PPO
+//! checkpoints, the reward model of a reward-model stage and the final model with its tokenizer
+//! in Hugging Face layout.
 
 use std::path::{Path, PathBuf};
 
 use agent_rl_core::atomic::write_atomic;
 use agent_rl_core::weights::{SaveOptions, save_pretrained};
-use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
+use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm, Qwen2ForSequenceClassification};
 use burn::tensor::backend::Backend;
 use serde_json::{Map, Value};
 
@@ -156,6 +157,30 @@ impl RunDirectory {
         let model_dir = self.dir.join("final_model");
         save_model_dir(&model_dir, model, tokenizer)?;
         Ok(model_dir)
+    }
+
+    /// Where a reward-model stage's model is kept: `reward_model/`.
+    pub fn reward_model_dir(&self) -> PathBuf {
+        self.dir.join("reward_model")
+    }
+
+    /// Writes the trained reward model with its tokenizer to [`Self::reward_model_dir`]
+    /// (Hugging Face's `Qwen2ForSequenceClassification` layout), replacing it atomically.
+    ///
+    /// # Errors
+    /// The directory or a file cannot be written.
+    pub fn save_reward_model<B: Backend>(
+        &self,
+        model: &Qwen2ForSequenceClassification<B>,
+        tokenizer: &ChatTokenizer,
+    ) -> Result<PathBuf> {
+        let dir = self.reward_model_dir();
+        write_checkpoint_dir(&dir, |tmp| {
+            model.save_pretrained(tmp, SaveOptions::default())?;
+            tokenizer.save_to_dir(tmp)?;
+            Ok(())
+        })?;
+        Ok(dir)
     }
 
     /// The newest complete `checkpoint-<step>/` (manifest verified), with the newer ones that

@@ -1,12 +1,14 @@
 //! [`Pipeline`]: the one place where a training run is orchestrated — evaluate, run each stage
-//! (SFT, GRPO, …), evaluate after each, keep the run directory, resume from the last
+//! (SFT, reward model, GRPO, PPO), evaluate after each that trains the policy, keep the run directory, resume from the last
 //! checkpoint. The CLI, the examples and the learning tests all run through it.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
-use burn::module::AutodiffModule;
+use agent_rl_core::weights::LoadOptions;
+use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm, Qwen2ForSequenceClassification};
+use agent_rl_rewards::{LearnedReward, Reward};
+use burn::module::{AutodiffModule, Module};
 use burn::tensor::backend::AutodiffBackend;
 use serde_json::{Map, Value};
 
@@ -15,11 +17,14 @@ use super::metrics_log::MetricsLog;
 use super::observer::PipelineObserver;
 use super::report::{PipelineReport, StageReport};
 use super::run_dir::{RunDirectory, SUMMARY_FILE};
-use super::stage::{GrpoStage, SftStage, Stage};
+use super::rl_run::run_rl;
+use super::stage::{RewardModelStage, SftStage, Stage};
 use crate::error::{AlgoError, Result};
 use crate::evaluate::ToolUseScores;
 use crate::grpo::GrpoTrainer;
 use crate::metrics::StepMetrics;
+use crate::ppo::{PpoTrainer, critic_from_policy, fresh_copy};
+use crate::reward_model::{RewardModelScorer, RewardReport, RewardTrainer};
 use crate::sft::SftTrainer;
 
 type SharedObserver = Arc<Mutex<Box<dyn PipelineObserver>>>;
@@ -90,7 +95,8 @@ impl<B: AutodiffBackend> std::fmt::Debug for PipelineBuilder<B> {
 }
 
 impl<B: AutodiffBackend> PipelineBuilder<B> {
-    /// Appends a stage ([`SftStage`], [`GrpoStage`]).
+    /// Appends a stage ([`SftStage`], [`RewardModelStage`], [`GrpoStage`](super::GrpoStage),
+    /// [`PpoStage`](super::PpoStage)).
     #[must_use]
     pub fn add_stage(mut self, stage: impl Into<Stage>) -> Self {
         self.0.stages.push(stage.into());
@@ -140,7 +146,8 @@ impl<B: AutodiffBackend> PipelineBuilder<B> {
     /// # Errors
     /// [`AlgoError::InvalidConfig`] / [`AlgoError::InvalidInput`] naming the stage field: no
     /// stage, two stages of one kind (their metrics files would collide), a stage's invalid
-    /// config, resuming without a run directory or without a checkpointing GRPO stage.
+    /// config, a stage scoring with the learned reward and no reward-model stage before it,
+    /// resuming without a run directory or without a checkpointing GRPO or PPO stage.
     pub fn build(self) -> Result<Pipeline<B>> {
         let pipeline = self.0;
         if pipeline.stages.is_empty() {
@@ -160,6 +167,15 @@ impl<B: AutodiffBackend> PipelineBuilder<B> {
                     ),
                 ));
             }
+            let trained_before = pipeline.stages[..index]
+                .iter()
+                .any(|s| matches!(s, Stage::RewardModel(_)));
+            if stage.uses_learned_reward() && !trained_before {
+                return Err(AlgoError::input(
+                    format!("{}.learned_reward", stage.name()),
+                    "no reward_model stage before it trains the reward model it scores with",
+                ));
+            }
         }
         if pipeline.resume {
             if pipeline.run_dir.is_none() {
@@ -168,7 +184,7 @@ impl<B: AutodiffBackend> PipelineBuilder<B> {
             if pipeline.resumable_stage().is_none() {
                 return Err(AlgoError::input(
                     "resume",
-                    "no GRPO stage writes checkpoints (set its checkpoint_every)",
+                    "no GRPO or PPO stage writes checkpoints (set its checkpoint_every)",
                 ));
             }
         }
@@ -198,7 +214,7 @@ impl<B: AutodiffBackend> Pipeline<B> {
     fn resumable_stage(&self) -> Option<usize> {
         self.stages
             .iter()
-            .position(|stage| matches!(stage, Stage::Grpo(g) if g.checkpoint_every.is_some()))
+            .position(|stage| stage.checkpoint_every().is_some())
     }
 
     /// Runs every stage in order.
@@ -266,8 +282,10 @@ impl<B: AutodiffBackend> Pipeline<B> {
 
         let count = stages.len();
         let mut reports = Vec::with_capacity(count);
+        let mut reward_model: Option<Qwen2ForSequenceClassification<B>> = None;
         for (index, stage) in stages.into_iter().enumerate() {
             let name = stage.name();
+            let trains_policy = stage.trains_policy();
             let resumed_step = match (&checkpoint, resumable) {
                 (Some(_), Some(at)) if index < at => {
                     notify(&observer, |o| o.stage_skipped(name));
@@ -286,21 +304,51 @@ impl<B: AutodiffBackend> Pipeline<B> {
                 (None, _) => None,
             };
             let sink = step_sink(name, log.clone(), Arc::clone(&observer));
+            let resume_from = checkpoint
+                .as_ref()
+                .filter(|_| resumed_step.is_some())
+                .map(|(_, dir)| dir.clone());
+            if stage.uses_learned_reward() && reward_model.is_none() {
+                // The reward-model stage was skipped on resume: read back what it saved.
+                reward_model = Some(load_reward_model(run_dir.as_ref(), &model)?);
+            }
             let report = match stage {
                 Stage::Sft(stage) => {
                     let (trained, report) = run_sft(model, &tokenizer, stage, sink)?;
                     model = trained;
                     StageReport::Sft(report)
                 }
+                Stage::RewardModel(stage) => {
+                    let (trained, report) = run_reward_model(&model, &tokenizer, stage, sink)?;
+                    if let Some(run) = &run_dir {
+                        run.save_reward_model(&trained.valid(), &tokenizer)?;
+                    }
+                    reward_model = Some(trained);
+                    StageReport::RewardModel(report)
+                }
                 Stage::Grpo(stage) => {
-                    let resume_from = checkpoint.as_ref().filter(|_| resumed_step.is_some());
-                    let (trained, report) = run_grpo(
-                        model,
-                        &tokenizer,
+                    let learned = stage
+                        .learned_reward
+                        .then(|| learned_reward(reward_model.as_ref(), &tokenizer))
+                        .transpose()?;
+                    let builder = GrpoTrainer::builder(merged(model), Arc::clone(&tokenizer))
+                        .with_config(stage.config.clone())
+                        .with_lora(stage.lora.clone())
+                        .with_observer(sink);
+                    // The pipeline's evaluator is lent to a stage that evaluates during
+                    // training and handed back by the trainer afterwards.
+                    let lent = if stage.config.eval_steps.is_some() {
+                        evaluator.take()
+                    } else {
+                        None
+                    };
+                    let builder = builder.with_boxed_evaluator(lent);
+                    let (trained, report) = run_rl(
+                        builder,
                         stage,
-                        sink,
+                        learned,
                         run_dir.as_ref(),
-                        resume_from.map(|(_, dir)| dir.clone()),
+                        resume_from,
                         &mut evaluator,
                     )?;
                     model = trained;
@@ -308,6 +356,32 @@ impl<B: AutodiffBackend> Pipeline<B> {
                         run.write_reward_curve(log)?;
                     }
                     StageReport::Grpo(report)
+                }
+                Stage::Ppo(stage) => {
+                    let learned = stage
+                        .learned_reward
+                        .then(|| learned_reward(reward_model.as_ref(), &tokenizer))
+                        .transpose()?;
+                    let mut builder = PpoTrainer::builder(merged(model), Arc::clone(&tokenizer))
+                        .with_config(stage.config.clone())
+                        .with_lora(stage.lora.clone())
+                        .with_observer(sink);
+                    if let (true, Some(rm)) = (stage.learned_reward, &reward_model) {
+                        builder = builder.with_critic(fresh_copy(rm));
+                    }
+                    let (trained, report) = run_rl(
+                        builder,
+                        stage,
+                        learned,
+                        run_dir.as_ref(),
+                        resume_from,
+                        &mut evaluator,
+                    )?;
+                    model = trained;
+                    if let (Some(run), Some(log)) = (&run_dir, &log) {
+                        run.write_reward_curve(log)?;
+                    }
+                    StageReport::Ppo(report)
                 }
             };
             if let Some(log) = &log {
@@ -318,6 +392,9 @@ impl<B: AutodiffBackend> Pipeline<B> {
             }
             reports.push(report);
             notify(&observer, |o| o.stage_finished(name));
+            if !trains_policy && index + 1 < count {
+                continue;
+            }
             let point = if index + 1 == count {
                 "after".to_owned()
             } else {
@@ -436,55 +513,53 @@ fn run_sft<B: AutodiffBackend>(
     Ok((trainer.into_model(), report))
 }
 
-/// The evaluator a pipeline holds, lent to a GRPO stage that evaluates during training.
-type LentEvaluator<B> = Option<Box<dyn Evaluator<<B as AutodiffBackend>::InnerBackend>>>;
-
-fn run_grpo<B: AutodiffBackend>(
-    model: Qwen2ForCausalLm<B>,
+/// Trains a reward model from `policy` (its backbone with a fresh score head seeded from the
+/// stage's seed); the policy is not changed.
+fn run_reward_model<B: AutodiffBackend>(
+    policy: &Qwen2ForCausalLm<B>,
     tokenizer: &Arc<ChatTokenizer>,
-    stage: GrpoStage,
+    stage: RewardModelStage,
     sink: impl FnMut(&StepMetrics) + Send + 'static,
-    run_dir: Option<&RunDirectory>,
-    resume_from: Option<PathBuf>,
-    evaluator: &mut LentEvaluator<B>,
-) -> Result<(Qwen2ForCausalLm<B>, crate::grpo::GrpoReport)> {
-    let GrpoStage {
-        config,
-        tasks,
-        rewards,
-        environments,
-        checkpoint_every,
-        lora,
-        curriculum,
-    } = stage;
-    let evaluates = config.eval_steps.is_some();
-    let mut builder = GrpoTrainer::builder(merged(model), Arc::clone(tokenizer))
-        .with_config(config)
-        .with_lora(lora)
+) -> Result<(Qwen2ForSequenceClassification<B>, RewardReport)> {
+    let model = critic_from_policy(policy, tokenizer.pad_id, stage.config.seed);
+    let mut builder = RewardTrainer::builder(model, Arc::clone(tokenizer))
+        .with_config(stage.config)
+        .with_lora(stage.lora)
         .with_observer(sink);
-    if evaluates {
-        builder = builder.with_boxed_evaluator(evaluator.take());
-    }
-    for reward in rewards {
-        builder = builder.add_reward(reward);
-    }
-    if let Some(factory) = environments {
-        builder = builder.with_environment(move || factory.create());
-    }
-    if let (Some(run), Some(every)) = (run_dir, checkpoint_every) {
-        builder = builder.with_checkpointing(run.path(), every);
-    }
-    if let Some(dir) = resume_from {
-        builder = builder.with_resume_from(dir);
+    if let Some(eval) = stage.eval {
+        builder = builder.with_eval_dataset(eval);
     }
     let mut trainer = builder.build()?;
-    let report = match curriculum {
-        Some(mut sampler) => trainer.train_curriculum(&mut sampler),
-        None => trainer.train(&tasks),
-    };
-    if evaluates {
-        *evaluator = trainer.take_evaluator();
-    }
-    let report = report?;
+    let report = trainer.train(&stage.train)?;
     Ok((trainer.into_model(), report))
+}
+
+/// The pipeline's reward model as a reward named `reward_model` (scored on the inner backend).
+fn learned_reward<B: AutodiffBackend>(
+    reward_model: Option<&Qwen2ForSequenceClassification<B>>,
+    tokenizer: &Arc<ChatTokenizer>,
+) -> Result<Box<dyn Reward>> {
+    let model = reward_model.ok_or_else(|| {
+        AlgoError::input("learned_reward", "no reward model was trained before this stage")
+    })?;
+    let scorer =
+        RewardModelScorer::new(model.valid(), Arc::clone(tokenizer))?.with_name("reward_model");
+    Ok(Box::new(LearnedReward::new("reward_model", scorer)))
+}
+
+/// The reward model an interrupted run's reward-model stage saved in the run directory.
+fn load_reward_model<B: AutodiffBackend>(
+    run_dir: Option<&RunDirectory>,
+    policy: &Qwen2ForCausalLm<B>,
+) -> Result<Qwen2ForSequenceClassification<B>> {
+    let run = run_dir.ok_or_else(|| {
+        AlgoError::input("resume", "a skipped reward-model stage needs the run directory")
+    })?;
+    let device = policy.devices().into_iter().next().unwrap_or_default();
+    let (model, _) = Qwen2ForSequenceClassification::from_pretrained(
+        &run.reward_model_dir(),
+        LoadOptions::default(),
+        &device,
+    )?;
+    Ok(model)
 }

@@ -28,6 +28,14 @@ pub(crate) fn critic_from_policy<B: AutodiffBackend>(
     Qwen2ForSequenceClassification::from_policy(copy, pad_token_id, seed)
 }
 
+/// A copy of `model` as a separate module (its own parameter ids and autodiff leaves): the
+/// critic a PPO run starts from the reward model, which keeps scoring unchanged.
+pub(crate) fn fresh_copy<B: AutodiffBackend>(
+    model: &Qwen2ForSequenceClassification<B>,
+) -> Qwen2ForSequenceClassification<B> {
+    Qwen2ForSequenceClassification::<B>::from_inner(model.valid()).map(&mut FreshIds)
+}
+
 /// The critic's value of the state before each of the last `completion_len` tokens: its score at
 /// the position that predicts the token (TRL: `full_value[:, context_length - 1 : -1]`), the
 /// same alignment as the policy's log-probabilities.

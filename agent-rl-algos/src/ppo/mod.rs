@@ -11,6 +11,7 @@ mod step;
 mod trainer;
 mod update;
 
+pub(crate) use critic::{critic_from_policy, fresh_copy};
 pub use builder::PpoTrainerBuilder;
 pub use metrics::PpoMetrics;
 pub use rewards::{

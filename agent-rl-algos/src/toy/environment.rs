@@ -9,7 +9,7 @@ const WEATHER: [&str; 5] = ["sunny", "rainy", "cloudy", "windy", "snowy"];
 const TIME_OF_DAY: [&str; 6] = ["dawn", "morning", "noon", "afternoon", "evening", "night"];
 
 /// A small stable hash (FNV-1a), so results do not depend on the std hasher.
-fn stable_hash(text: &str) -> u64 {
+pub(super) fn stable_hash(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
     })

@@ -25,6 +25,7 @@
 
 mod environment;
 mod model;
+mod preferences;
 mod split;
 mod tasks;
 mod teacher;
@@ -33,6 +34,10 @@ mod tiers;
 
 pub use environment::{ToyEnvironment, execute_toy_call, toy_environments, toy_salt};
 pub use model::toy_model_config;
+pub use preferences::{
+    ToyRequestSplit, is_held_out_request, toy_argument_values, toy_expected_call, toy_preferences,
+    toy_request, toy_request_split, toy_rlhf_tasks,
+};
 pub use split::ToySplit;
 pub use tasks::{
     ToyKind, call_only, demonstration, toy_call_tasks, toy_sft_dataset, toy_split_tasks, toy_tasks,

@@ -17,6 +17,7 @@ mod plan;
 mod train;
 mod train_config;
 mod train_grpo;
+mod train_rlhf;
 mod train_sft;
 
 use clap::{Parser, Subcommand};
@@ -39,7 +40,7 @@ enum Command {
     Merge(merge::MergeArgs),
     /// Render a conversation with the model's chat template.
     ChatTemplate(chat_template::ChatTemplateArgs),
-    /// Train from a TOML run file (`train sft|grpo --config run.toml`).
+    /// Train from a TOML run file (`train sft|rm|ppo|grpo --config run.toml`).
     #[command(subcommand)]
     Train(train::TrainCommand),
     /// Evaluate a model or a results file on a benchmark.

@@ -1,5 +1,5 @@
-//! `agent-rl train sft|grpo --config run.toml [--resume RUN_DIR]`: trainers driven by TOML run
-//! files (see `train_config.rs` and `examples/configs/`). Later trainers slot in as new variants.
+//! `agent-rl train sft|rm|ppo|grpo --config run.toml [--resume RUN_DIR]`: trainers driven by
+//! TOML run files (see `train_config.rs` and `examples/configs/`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ use anyhow::Context;
 use burn::tensor::backend::AutodiffBackend;
 
 use crate::train_config::{Device, ModelSection};
-use crate::{train_grpo, train_sft};
+use crate::{train_grpo, train_rlhf, train_sft};
 
 /// The trainers.
 #[derive(Debug, clap::Subcommand)]
@@ -24,6 +24,12 @@ pub enum TrainCommand {
     /// GRPO with the tool-use reward (`[model]`, `[data]`, `[run]`, `[warmup]`, `[grpo]`,
     /// `[reward]`).
     Grpo(TrainArgs),
+    /// A reward model on preference pairs (`[model]`, `[data]`, `[run]`, `[warmup]`,
+    /// `[reward_model]`, `[lora]`).
+    Rm(TrainArgs),
+    /// PPO against a reward model trained in the run and/or the tool-use reward (`[model]`,
+    /// `[data]`, `[run]`, `[warmup]`, `[reward_model]`, `[ppo]`, `[reward]`, `[lora]`).
+    Ppo(TrainArgs),
 }
 
 /// `--config run.toml [--resume RUN_DIR]`.
@@ -32,7 +38,7 @@ pub struct TrainArgs {
     /// The TOML run file (e.g. examples/configs/grpo_toy.toml).
     #[arg(long)]
     pub config: PathBuf,
-    /// Continue the run in RUN_DIR from its last `checkpoint-<step>/` (GRPO), writing into
+    /// Continue the run in RUN_DIR from its last `checkpoint-<step>/` (GRPO, PPO), writing into
     /// RUN_DIR; `max_steps` in the run file is the total.
     #[arg(long, value_name = "RUN_DIR")]
     pub resume: Option<PathBuf>,
@@ -91,6 +97,14 @@ pub fn run(command: TrainCommand) -> anyhow::Result<()> {
         TrainCommand::Grpo(args) => {
             let print = args.print_config;
             dispatch(train_grpo::GrpoJob::new(args)?, print)
+        }
+        TrainCommand::Rm(args) => {
+            let print = args.print_config;
+            dispatch(train_rlhf::RmJob::new(args)?, print)
+        }
+        TrainCommand::Ppo(args) => {
+            let print = args.print_config;
+            dispatch(train_rlhf::PpoJob::new(args)?, print)
         }
     }
 }

@@ -1,11 +1,11 @@
 //! The TOML run files of `agent-rl train`: one struct per trainer, each section mirroring a
-//! library config (`[sft]` = `SftConfig`, `[grpo]` = `GrpoConfig`, `[reward]` = `ToolUseConfig`,
-//! `[lora]` = `LoraConfig`).
+//! library config (`[sft]` = `SftConfig`, `[grpo]` = `GrpoConfig`, `[ppo]` = `PpoConfig`,
+//! `[reward_model]` = `RewardConfig`, `[reward]` = `ToolUseConfig`, `[lora]` = `LoraConfig`).
 //! Unknown keys are rejected with the key and the file named.
 
 use std::path::{Path, PathBuf};
 
-use agent_rl::algos::{CurriculumConfig, GrpoConfig, SftConfig};
+use agent_rl::algos::{CurriculumConfig, GrpoConfig, PpoConfig, RewardConfig, SftConfig};
 use agent_rl::core::lora::LoraConfig;
 use agent_rl::rewards::ToolUseConfig;
 use anyhow::{Context, bail};
@@ -80,11 +80,16 @@ pub struct DataSection {
     pub held_out_fraction: f64,
     /// Seed of the toy tasks (held-out ones use `seed + 1000`) and of the BFCL split.
     pub seed: u64,
-    /// GRPO: the environment (default: `toy` with toy data, else `none`).
+    /// GRPO: the environment (default: `toy` with toy data, else `none`); PPO: default `none`.
     pub environment: Option<EnvironmentKind>,
     /// GRPO with `[curriculum]`: a JSONL file of tasks (one `Task` per line) mixed into the
     /// draws at `new_scenario_ratio` (distribution shift).
     pub new_scenarios: Option<PathBuf>,
+    /// PPO: preference pairs (TRL's JSONL layouts) the run's reward model trains on, with
+    /// `train = "tasks.jsonl"` (toy data makes its own synthetic pairs).
+    pub preferences: Option<PathBuf>,
+    /// PPO: held-out preference pairs scoring the reward model (with `preferences`).
+    pub eval_preferences: Option<PathBuf>,
 }
 
 /// The most toy tasks `[data] toy` / `toy_held_out` may ask for: they are generated and held in
@@ -133,6 +138,9 @@ impl DataSection {
                      generated in memory; use `train = \"file.jsonl\"` for more)"
                 );
             }
+        }
+        if self.eval_preferences.is_some() && self.preferences.is_none() {
+            bail!("[data]: `eval_preferences` needs `preferences`");
         }
         if self.eval.is_some() && self.toy_held_out.is_some() {
             bail!("[data]: set `eval` or `toy_held_out`, not both");
@@ -199,6 +207,59 @@ pub struct GrpoRunConfig {
     pub curriculum: Option<CurriculumConfig>,
 }
 
+/// The run file of `agent-rl train rm`: a reward model trained on preference pairs, from the
+/// model (after an optional SFT warm-up).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RmRunConfig {
+    /// `[model]`: the policy the reward model starts from (its backbone, a fresh score head).
+    #[serde(default)]
+    pub model: ModelSection,
+    /// `[data]`: `train` / `eval` are preference JSONL files, or `toy` / `toy_held_out` make
+    /// synthetic pairs on toy tasks.
+    #[serde(default)]
+    pub data: DataSection,
+    /// `[run]`.
+    #[serde(default)]
+    pub run: RunSection,
+    /// `[warmup]`: an optional SFT warm-up on the toy demonstrations (toy data only).
+    pub warmup: Option<SftConfig>,
+    /// `[reward_model]`: the trainer's config.
+    #[serde(default)]
+    pub reward_model: RewardConfig,
+    /// `[lora]`: train LoRA adapters plus the score head instead of every weight.
+    pub lora: Option<LoraConfig>,
+}
+
+/// The run file of `agent-rl train ppo`: an optional SFT warm-up, an optional reward model
+/// trained in the run, then PPO against the learned reward, rule rewards, or both.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PpoRunConfig {
+    /// `[model]`.
+    #[serde(default)]
+    pub model: ModelSection,
+    /// `[data]`: tasks (`train` / `eval` task files or `toy` / `toy_held_out`), and for the
+    /// reward model `preferences` / `eval_preferences` (toy data makes its own).
+    #[serde(default)]
+    pub data: DataSection,
+    /// `[run]`.
+    #[serde(default)]
+    pub run: RunSection,
+    /// `[warmup]`: an optional SFT warm-up on the toy demonstrations (toy data only).
+    pub warmup: Option<SftConfig>,
+    /// `[reward_model]`: trains a reward model (after the warm-up) and scores PPO's episodes
+    /// with it.
+    pub reward_model: Option<RewardConfig>,
+    /// `[ppo]`: the trainer's config.
+    #[serde(default)]
+    pub ppo: PpoConfig,
+    /// `[reward]`: the tool-use rule rewards, summed with the learned one when both are set.
+    pub reward: Option<ToolUseConfig>,
+    /// `[lora]`: PPO trains LoRA adapters on the policy (the critic in full).
+    pub lora: Option<LoraConfig>,
+}
+
 /// A parsed run file (relative paths in it are relative to the working directory, as in
 /// TRL's and accelerate's config files).
 pub trait RunFile: DeserializeOwned + Serialize {
@@ -239,6 +300,42 @@ impl RunFile for GrpoRunConfig {
             bail!("[data] new_scenarios needs a [curriculum] section (it mixes them in)");
         }
         self.reward.validate().context("[reward]")
+    }
+}
+
+impl RunFile for RmRunConfig {
+    fn sections(&mut self) -> (&mut ModelSection, &mut DataSection, &mut RunSection) {
+        (&mut self.model, &mut self.data, &mut self.run)
+    }
+
+    fn validate_trainers(&self) -> anyhow::Result<()> {
+        if let Some(warmup) = &self.warmup {
+            warmup.validate().context("[warmup]")?;
+        }
+        self.reward_model.validate().context("[reward_model]")
+    }
+}
+
+impl RunFile for PpoRunConfig {
+    fn sections(&mut self) -> (&mut ModelSection, &mut DataSection, &mut RunSection) {
+        (&mut self.model, &mut self.data, &mut self.run)
+    }
+
+    fn validate_trainers(&self) -> anyhow::Result<()> {
+        if let Some(warmup) = &self.warmup {
+            warmup.validate().context("[warmup]")?;
+        }
+        if let Some(reward_model) = &self.reward_model {
+            reward_model.validate().context("[reward_model]")?;
+        }
+        self.ppo.validate().context("[ppo]")?;
+        match &self.reward {
+            Some(reward) => reward.validate().context("[reward]"),
+            None if self.reward_model.is_none() => bail!(
+                "no reward: add a [reward_model] section (a reward model trained in the run), a                  [reward] section (the tool-use rule rewards), or both"
+            ),
+            None => Ok(()),
+        }
     }
 }
 
@@ -288,7 +385,13 @@ mod tests {
     #[test]
     fn malformed_run_files_load_or_err() {
         let configs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/configs");
-        let sources: Vec<String> = ["grpo_toy.toml", "sft_toy.toml", "grpo_qwen25.toml"]
+        let sources: Vec<String> = [
+            "grpo_toy.toml",
+            "sft_toy.toml",
+            "grpo_qwen25.toml",
+            "rm_toy.toml",
+            "ppo_toy.toml",
+        ]
             .iter()
             .map(|name| std::fs::read_to_string(configs.join(name)).expect("committed example"))
             .collect();
@@ -343,8 +446,10 @@ mod tests {
                     let grpo =
                         std::panic::catch_unwind(|| load::<GrpoRunConfig>(&path, "g").is_ok());
                     let sft = std::panic::catch_unwind(|| load::<SftRunConfig>(&path, "s").is_ok());
+                    let rm = std::panic::catch_unwind(|| load::<RmRunConfig>(&path, "r").is_ok());
+                    let ppo = std::panic::catch_unwind(|| load::<PpoRunConfig>(&path, "p").is_ok());
                     prop_assert!(
-                        grpo.is_ok() && sft.is_ok(),
+                        grpo.is_ok() && sft.is_ok() && rm.is_ok() && ppo.is_ok(),
                         "panicked on:\n{}",
                         lines.join("\n")
                     );

@@ -142,6 +142,29 @@ pub fn curriculum(
     Ok(sampler)
 }
 
+/// The evaluator of held-out tasks: greedy episodes with the trainer's limits
+/// (`max_prompt_length`, `max_tool_calls_per_turn` in `limits`), in `environments` when given.
+pub fn held_out_evaluator(
+    held_out: Vec<Task>,
+    max_completion_length: usize,
+    max_tool_iterations: usize,
+    limits: (Option<usize>, Option<usize>),
+    environments: Option<&Arc<dyn EnvironmentFactory>>,
+) -> ToolUseEvaluator {
+    let loop_config = AgentLoopConfig {
+        sampling: SamplingConfig::greedy(max_completion_length),
+        max_tool_iterations,
+        max_prompt_length: limits.0,
+        max_tool_calls_per_turn: limits.1,
+    };
+    let evaluator =
+        ToolUseEvaluator::new(held_out, max_completion_length).with_loop_config(loop_config);
+    match environments {
+        Some(factory) => evaluator.with_environment(Arc::clone(factory)),
+        None => evaluator,
+    }
+}
+
 impl TrainJob for GrpoJob {
     fn model(&self) -> &ModelSection {
         &self.config.model
@@ -201,17 +224,15 @@ impl TrainJob for GrpoJob {
         }
         pipeline = pipeline.add_stage(grpo);
         if !held_out.is_empty() {
-            let loop_config = AgentLoopConfig {
-                sampling: SamplingConfig::greedy(config.grpo.max_completion_length),
-                max_tool_iterations: config.grpo.max_tool_iterations,
-                max_prompt_length: config.grpo.max_prompt_length,
-                max_tool_calls_per_turn: config.grpo.max_tool_calls_per_turn,
-            };
-            let mut evaluator = ToolUseEvaluator::new(held_out, config.grpo.max_completion_length)
-                .with_loop_config(loop_config);
-            if let Some(factory) = &environments {
-                evaluator = evaluator.with_environment(Arc::clone(factory));
-            }
+            let g = &config.grpo;
+            let limits = (g.max_prompt_length, g.max_tool_calls_per_turn);
+            let evaluator = held_out_evaluator(
+                held_out,
+                g.max_completion_length,
+                g.max_tool_iterations,
+                limits,
+                environments.as_ref(),
+            );
             pipeline = pipeline.with_evaluator(evaluator);
         }
         let report = pipeline.build()?.run()?;

@@ -1,0 +1,185 @@
+//! The RLHF learning proof, run through the library's [`Pipeline`] as the CLI and the
+//! `rlhf_toy` demo run it: an SFT warm-up, a reward model trained on synthetic preferences
+//! ("the right call beats a wrong one", "a call beats a refusal") from the warm-up model, then
+//! PPO against that reward model alone. For every seed run, the reward model ranks held-out
+//! pairs with > 90% accuracy, and PPO raises the learned reward of its rollouts and the
+//! held-out tool-call format accuracy of the policy (judged by the rule-based checker, not the
+//! reward model).
+//!
+//! Not proven: a rise of the held-out *exact-call* success. The reward model separates the right
+//! tool from the wrong one and calls from refusals, but ranks a wrong argument value on a
+//! held-out request at chance (a two-layer model does not learn to compare the call's value
+//! with the request's on requests it never saw), so PPO raises the learned reward by
+//! well-formed calls whose arguments drift: seed 1 went from 0.133 to 0.000 exact-call success
+//! while format accuracy rose 0.55 → 1.00 (2026-12-05). The success figures are printed, not
+//! asserted; see issue 17. Held-out requests never occur in training, neither in the tasks nor in the pairs
+//! (checked below).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use agent_rl_algos::pipeline::{Pipeline, PpoStage, RewardModelStage, SftStage, ToolUseEvaluator};
+use agent_rl_algos::sft::TextOrMessages;
+use agent_rl_algos::toy::{
+    toy_model_config, toy_preferences, toy_request, toy_rlhf_tasks, toy_sft_dataset,
+    toy_tokenizer,
+};
+use agent_rl_algos::{LrSchedule, OptimizerConfig, PpoConfig, RewardConfig, SftConfig};
+use agent_rl_core::weights::random_model;
+use agent_rl_core::{AgentLoopConfig, Qwen2Config, SamplingConfig};
+
+use crate::B;
+
+#[test]
+fn held_out_requests_are_disjoint_from_training_tasks_and_pairs() {
+    for seed in SEEDS {
+        let (train, held_out) = toy_rlhf_tasks(4000, HELD_OUT_TASKS, seed);
+        assert_eq!(held_out.len(), HELD_OUT_TASKS);
+        let requests = |pairs: &agent_rl_algos::reward_model::PreferenceDataset| {
+            let sides = pairs.pairs().iter().flat_map(|p| [&p.chosen, &p.rejected]);
+            sides
+                .map(|side| match side {
+                    TextOrMessages::Messages(m) => m[0].text().to_owned(),
+                    TextOrMessages::Text(t) => t.clone(),
+                })
+                .collect::<BTreeSet<String>>()
+        };
+        let trained = requests(&toy_preferences(&train[..RM_TASKS], seed));
+        let tested = requests(&toy_preferences(&held_out, seed + 1000));
+        assert!(trained.len() > 300 && tested.len() > 20);
+        assert!(trained.is_disjoint(&tested), "seed {seed}");
+        for task in &held_out {
+            assert!(train.iter().all(|t| toy_request(t) != toy_request(task)));
+        }
+        // Every kind of request is held out (weather, time, add).
+        for tool in ["get_weather", "get_time", "add"] {
+            assert!(held_out.iter().any(|t| t.data["call"]["name"] == tool));
+        }
+    }
+}
+
+#[test]
+fn rlhf_seed_1_raises_learned_reward_and_held_out_format() {
+    rlhf_learns_tool_use(1);
+}
+
+#[test]
+fn rlhf_seed_2_raises_learned_reward_and_held_out_format() {
+    rlhf_learns_tool_use(2);
+}
+
+/// SFT → reward model → PPO with seed `seed` (model, data order, sampling); asserts the reward
+/// model's held-out accuracy and that PPO raises the learned reward and held-out format accuracy.
+fn rlhf_learns_tool_use(seed: u64) {
+    let started = std::time::Instant::now();
+    let config = Qwen2Config {
+        max_position_embeddings: 512,
+        ..toy_model_config()
+    };
+    let tokenizer = Arc::new(toy_tokenizer().expect("tokenizer"));
+    let model = random_model::<B>(&config, seed, 0.05, &Default::default()).expect("model");
+    let (train, held_out) = toy_rlhf_tasks(4000, HELD_OUT_TASKS, seed);
+    let sft = SftConfig {
+        max_steps: Some(100),
+        batch_size: 16,
+        eval_fraction: 0.0,
+        seed,
+        optimizer: OptimizerConfig {
+            learning_rate: 1e-2,
+            lr_scheduler_type: LrSchedule::Constant,
+            warmup_steps: 5,
+            ..OptimizerConfig::default()
+        },
+        ..SftConfig::default()
+    };
+    let reward_model = RewardConfig {
+        max_steps: Some(100),
+        batch_size: 16,
+        seed,
+        optimizer: OptimizerConfig {
+            learning_rate: 1e-3,
+            lr_scheduler_type: LrSchedule::Constant,
+            warmup_steps: 10,
+            ..OptimizerConfig::default()
+        },
+        ..RewardConfig::default()
+    };
+    let mut ppo = PpoConfig {
+        prompts_per_step: 16,
+        num_generations: 1,
+        max_steps: 30,
+        num_ppo_epochs: 2,
+        num_mini_batches: 2,
+        max_tool_iterations: 1,
+        kl_coef: 0.04,
+        seed,
+        ..PpoConfig::default()
+    }
+    .with_max_completion_length(64);
+    ppo.optimizer.learning_rate = 1e-3;
+    ppo.optimizer.lr_scheduler_type = LrSchedule::Constant;
+    let evaluator = ToolUseEvaluator::new(held_out.clone(), 64).with_loop_config(AgentLoopConfig {
+        sampling: SamplingConfig::greedy(64),
+        max_tool_iterations: 1,
+        ..AgentLoopConfig::default()
+    });
+    let run = Pipeline::builder(model, tokenizer)
+        .add_stage(SftStage::new(sft, toy_sft_dataset(&train)))
+        .add_stage(
+            RewardModelStage::new(reward_model, toy_preferences(&train[..RM_TASKS], seed))
+                .with_eval(toy_preferences(&held_out, seed + 1000)),
+        )
+        .add_stage(PpoStage::new(ppo, train).with_learned_reward())
+        .with_evaluator(evaluator)
+        .build()
+        .expect("pipeline")
+        .run()
+        .expect("pipeline runs");
+    let accuracy = run.reward_model_accuracy().expect("reward model evaluated");
+    let before = *run.score("after_sft").expect("scored after the warm-up");
+    let after = *run.score("after").expect("scored after PPO");
+    let report = run.ppo().expect("PPO ran");
+    let steps = report.steps.len();
+    let window = steps / 4;
+    let first = report.mean_reward(0..window).expect("steps");
+    let last = report.mean_reward(steps - window..steps).expect("steps");
+    eprintln!(
+        "RLHF seed {seed}: reward model held-out accuracy {accuracy:.3}; learned reward \
+         {first:.3} -> {last:.3}; held-out call success {:.3} -> {:.3} (format {:.3} -> {:.3}, \
+         arguments {:.3} -> {:.3}); {:.0} s",
+        before.success_rate,
+        after.success_rate,
+        before.format_accuracy,
+        after.format_accuracy,
+        before.argument_match,
+        after.argument_match,
+        started.elapsed().as_secs_f64()
+    );
+    assert!(report.steps.iter().all(|m| m.loss.is_finite()));
+    assert!(
+        report.steps[0].to_json().get("rewards/reward_model/mean").is_some(),
+        "the learned reward is logged"
+    );
+    assert!(accuracy > 0.9, "seed {seed}: reward-model held-out accuracy {accuracy}");
+    assert!(
+        last > first + REWARD_RISE,
+        "seed {seed}: learned reward did not rise: {first} -> {last}"
+    );
+    assert!(
+        after.format_accuracy >= before.format_accuracy + FORMAT_RISE,
+        "seed {seed}: held-out format accuracy did not rise: {} -> {}",
+        before.format_accuracy,
+        after.format_accuracy
+    );
+}
+
+/// The seeds the learning tests run (one test each).
+const SEEDS: [u64; 2] = [1, 2];
+/// Training tasks whose preference pairs train the reward model (three pairs each).
+const RM_TASKS: usize = 900;
+/// Held-out tasks the policy is scored on (and whose preference pairs score the reward model).
+const HELD_OUT_TASKS: usize = 60;
+/// Least rise of the mean learned reward, last quarter of the PPO steps over the first.
+const REWARD_RISE: f32 = 0.2;
+/// Least rise of the held-out tool-call format accuracy.
+const FORMAT_RISE: f32 = 0.1;
