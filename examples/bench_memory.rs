@@ -13,6 +13,7 @@
 //! ```text
 //! cargo run --release --example bench_memory            # every case, a Markdown table
 //! cargo run --release --example bench_memory -- --case sft-wide-vocab   # one case, JSON
+//! cargo run --release --example bench_memory -- --cases q05   # the cases named q05…
 //! ```
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -20,12 +21,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use agent_rl::algos::plan::{
-    MemoryPlanRequest, TrainMethod, WeightDtype, format_bytes, plan_memory,
+    LoraPlan, MemoryPlanRequest, TrainMethod, WeightDtype, format_bytes, plan_memory,
 };
 use agent_rl::algos::sft::SftTrainer;
 use agent_rl::algos::toy::toy_tokenizer;
 use agent_rl::algos::{GrpoConfig, GrpoTrainer, LrSchedule, SftConfig, SftDataset};
 use agent_rl::backend::CpuTrainBackend;
+use agent_rl::core::lora::{BaseDtype, LoraConfig};
 use agent_rl::core::weights::random_model;
 use agent_rl::core::{ChatTemplate, ChatTokenizer, Message, Qwen2Config, Task};
 use agent_rl::rewards::{FnReward, Sample};
@@ -100,11 +102,25 @@ struct Case {
     prompt: usize,
     completion: usize,
     accumulation: usize,
+    /// LoRA rank on every projection (0: full fine-tuning).
+    lora_r: usize,
+    /// Activation checkpointing per decoder layer.
+    checkpointing: bool,
+    /// The frozen base in bf16 (LoRA only).
+    half_base: bool,
 }
 
 const GROUP: usize = 8;
 
-const CASES: [Case; 4] = [
+/// Full fine-tuning of every weight in f32, no LoRA, no checkpointing.
+const FULL: (usize, bool, bool) = (0, false, false);
+
+/// Qwen2.5-0.5B's layer shapes (hidden 896, intermediate 4864, 14 heads, 2 KV heads), 4 of its
+/// 24 layers, the demo tokenizer's vocabulary: the GRPO step of issue 16 (4 prompts × K 8,
+/// 128 + 128 tokens, micro-batches of 8 sequences) under three memory settings.
+const QWEN05: (usize, usize, usize, usize, usize, usize) = (896, 4864, 4, 14, 2, 0);
+
+const CASES: [Case; 7] = [
     Case {
         name: "sft-wide-vocab",
         method: TrainMethod::Sft,
@@ -113,6 +129,9 @@ const CASES: [Case; 4] = [
         prompt: 128,
         completion: 384,
         accumulation: 1,
+        lora_r: FULL.0,
+        checkpointing: FULL.1,
+        half_base: FULL.2,
     },
     Case {
         name: "sft-deep",
@@ -122,6 +141,9 @@ const CASES: [Case; 4] = [
         prompt: 64,
         completion: 192,
         accumulation: 1,
+        lora_r: FULL.0,
+        checkpointing: FULL.1,
+        half_base: FULL.2,
     },
     Case {
         name: "grpo",
@@ -131,6 +153,9 @@ const CASES: [Case; 4] = [
         prompt: 64,
         completion: 128,
         accumulation: 1,
+        lora_r: FULL.0,
+        checkpointing: FULL.1,
+        half_base: FULL.2,
     },
     Case {
         name: "grpo-accum4",
@@ -140,6 +165,45 @@ const CASES: [Case; 4] = [
         prompt: 64,
         completion: 128,
         accumulation: 4,
+        lora_r: FULL.0,
+        checkpointing: FULL.1,
+        half_base: FULL.2,
+    },
+    Case {
+        name: "q05-full",
+        method: TrainMethod::Grpo,
+        shape: QWEN05,
+        batch: 4,
+        prompt: 128,
+        completion: 128,
+        accumulation: 4,
+        lora_r: FULL.0,
+        checkpointing: FULL.1,
+        half_base: FULL.2,
+    },
+    Case {
+        name: "q05-lora16",
+        method: TrainMethod::Grpo,
+        shape: QWEN05,
+        batch: 4,
+        prompt: 128,
+        completion: 128,
+        accumulation: 4,
+        lora_r: 16,
+        checkpointing: false,
+        half_base: false,
+    },
+    Case {
+        name: "q05-lora16-ckpt-bf16",
+        method: TrainMethod::Grpo,
+        shape: QWEN05,
+        batch: 4,
+        prompt: 128,
+        completion: 128,
+        accumulation: 4,
+        lora_r: 16,
+        checkpointing: true,
+        half_base: true,
     },
 ];
 
@@ -176,7 +240,13 @@ fn request(case: &Case, model: Qwen2Config) -> MemoryPlanRequest {
         gradient_accumulation_steps: Some(case.accumulation),
         max_prompt_length: case.prompt,
         max_completion_length: case.completion,
-        weight_dtype: WeightDtype::F32,
+        weight_dtype: if case.half_base {
+            WeightDtype::Bf16
+        } else {
+            WeightDtype::F32
+        },
+        lora: (case.lora_r > 0).then(|| LoraPlan::all_linear(case.lora_r)),
+        gradient_checkpointing: case.checkpointing,
         beta: 0.04,
         ..MemoryPlanRequest::new(model)
     }
@@ -255,6 +325,7 @@ fn run_grpo(case: &Case, tokenizer: ChatTokenizer, config: &Qwen2Config) -> anyh
         max_steps: 2,
         beta: 0.04,
         seed: 0,
+        gradient_checkpointing: case.checkpointing,
         ..GrpoConfig::default()
     }
     .with_max_completion_length(case.completion);
@@ -267,8 +338,19 @@ fn run_grpo(case: &Case, tokenizer: ChatTokenizer, config: &Qwen2Config) -> anyh
         let text: usize = sample.trajectory.turns.iter().map(|t| t.text.len()).sum();
         Some((text % 7) as f32)
     });
+    let lora = (case.lora_r > 0).then(|| LoraConfig {
+        r: case.lora_r,
+        alpha: 2.0 * case.lora_r as f64,
+        base_dtype: if case.half_base {
+            BaseDtype::Bf16
+        } else {
+            BaseDtype::F32
+        },
+        ..LoraConfig::default()
+    });
     let mut trainer = GrpoTrainer::builder(model, Arc::new(tokenizer))
         .with_config(grpo)
+        .with_lora(lora)
         .add_reward(reward)
         .build()?;
     trainer.train(&tasks)?;
@@ -329,6 +411,11 @@ fn main() -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    let prefix = args
+        .iter()
+        .position(|a| a == "--cases")
+        .and_then(|i| args.get(i + 1))
+        .map_or("", String::as_str);
     let exe = std::env::current_exe()?;
     let mut lines = vec![
         "| case | model (H / I / layers / heads / kv / vocab) | batch | estimate | peak allocated | \
@@ -336,7 +423,7 @@ fn main() -> anyhow::Result<()> {
             .to_owned(),
         "|---|---|---|---:|---:|---:|---:|---:|".to_owned(),
     ];
-    for case in &CASES {
+    for case in CASES.iter().filter(|case| case.name.starts_with(prefix)) {
         let output = std::process::Command::new(&exe)
             .args(["--case", case.name])
             .output()?;
@@ -356,8 +443,23 @@ fn main() -> anyhow::Result<()> {
                 case.prompt + case.completion
             ),
             TrainMethod::Grpo => format!(
-                "GRPO {} prompts × K {}, {} + {} tokens, {} micro-batch(es), β 0.04",
-                case.batch, GROUP, case.prompt, case.completion, case.accumulation
+                "GRPO {} prompts × K {}, {} + {} tokens, {} micro-batch(es), β 0.04{}{}{}",
+                case.batch,
+                GROUP,
+                case.prompt,
+                case.completion,
+                case.accumulation,
+                if case.lora_r > 0 {
+                    format!(", LoRA r {}", case.lora_r)
+                } else {
+                    String::new()
+                },
+                if case.checkpointing {
+                    ", checkpointing"
+                } else {
+                    ""
+                },
+                if case.half_base { ", bf16 base" } else { "" },
             ),
         };
         let vocab = if vocab == 0 {

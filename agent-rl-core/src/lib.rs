@@ -69,7 +69,10 @@ pub mod weights;
 
 pub use agent_loop::{AgentLoop, AgentLoopConfig, Episode};
 pub use burn_policy::BurnPolicy;
-pub use chat::{ChatTemplate, ChatTokenizer, DEFAULT_TEMPLATE_FUEL, DEFAULT_TEMPLATE_OUTPUT_BYTES};
+pub use chat::{
+    ChatTemplate, ChatTokenizer, DEFAULT_TEMPLATE_FUEL, DEFAULT_TEMPLATE_OUTPUT_BYTES,
+    TEMPLATE_TOTAL_LIMIT_FACTOR,
+};
 pub use config::Qwen2Config;
 pub use conversation::{Message, Role, ToolCall, ToolSpec};
 pub use environment::{Action, Environment, EnvironmentFactory, StepOutcome, Task};

@@ -234,6 +234,17 @@ fn template_part() -> impl Strategy<Value = String> {
         Just(
             "{% set s = 'ab' * 99999 %}{% for i in range(100000) %}{{ s }}{% endfor %}".to_owned()
         ),
+        Just(
+            "{% set ns = namespace(s='x') %}{% for i in range(60) %}\
+             {% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}"
+                .to_owned()
+        ),
+        Just(
+            "{% macro d(s, n) %}{% if n %}{{ d(s ~ s, n - 1) }}{% endif %}{% endmacro %}\
+             {{ d('x', 60)|length }}"
+                .to_owned()
+        ),
+        Just("{% set s = 'x' * 99999 %}{{ s|replace('', s)|length }}".to_owned()),
         Just("{{ messages[5].content }}".to_owned()),
         Just("{{ messages[0].content | tojson(indent=2) }}".to_owned()),
         Just("{{ raise_exception('bad') }}".to_owned()),

@@ -21,8 +21,9 @@
 //! projections (by SiLU·up) and their product (by `down_proj`): `6H + 3I` values; the softmax
 //! output `heads × T` (`T` positions attended, kept by softmax and by the product with the
 //! values); the keys and values `2 × kv_heads × head_dim` per attended position; `r` per adapted
-//! projection under LoRA (the `x·A` product kept for `B`); and, for frozen half weights, the f32
-//! cast of each weight (kept by its product) — `layer_parameters × 4` per layer. The final norm
+//! projection under LoRA (the `x·A` product kept for `B`). A frozen half weight keeps only
+//! itself for backward: its f32 copy exists one block (4M values) at a time, during one product,
+//! counted once. The final norm
 //! and `lm_head` keep `2H` per position. One more layer's worth is counted as the backward
 //! working set (the gradients of the scores and probabilities, `2 × heads × T` per token, and
 //! of the MLP, `6H + 3I`). With gradient checkpointing each layer keeps only its input
@@ -32,7 +33,8 @@
 //! GRPO scores a micro-batch as agent-rl-core's `token_scores` does: each distinct prompt once
 //! (`u = ⌈b / K⌉` rows of `max_prompt_length` tokens), then the completions of all `b` rows
 //! attending to their prompt through the key/value cache (`max_completion_length − 1` new
-//! tokens). Logits exist only for the completion positions: the fused scoring kernel keeps them
+//! tokens); with gradient checkpointing, as `token_scores_checkpointed` does, every row runs
+//! its whole `max_prompt_length + max_completion_length − 1` tokens (no shared prompt). Logits exist only for the completion positions: the fused scoring kernel keeps them
 //! (`b × C × V`) and the backward pass makes their gradient, `logits = 2 × b × C × V × a`. SFT
 //! runs the whole `max_prompt_length + max_completion_length` sequence and takes burn's
 //! `log_softmax` over every position: at its last subtraction `x − max`, `exp(x − max)` (kept
@@ -159,7 +161,10 @@ fn passes(request: &MemoryPlanRequest, b: u64) -> Vec<Pass> {
         TrainMethod::Grpo => {
             let k = request.num_generations as u64;
             let unique = b.div_ceil(k).max(1);
-            if b >= 2 && unique < b && prompt > 0 {
+            // With checkpointing every row runs its prompt in full (`token_scores_checkpointed`
+            // has no shared-prompt pass).
+            let shared = !request.gradient_checkpointing;
+            if shared && b >= 2 && unique < b && prompt > 0 {
                 let new = completion - 1;
                 vec![
                     Pass {
@@ -187,6 +192,10 @@ fn passes(request: &MemoryPlanRequest, b: u64) -> Vec<Pass> {
         }
     }
 }
+
+/// Values of a frozen half-precision weight widened to f32 at once (agent-rl-core's
+/// `half_linear` block).
+const HALF_CAST_BLOCK: u64 = 1 << 22;
 
 /// Activation type bytes (see the module docs).
 fn activation_bytes(request: &MemoryPlanRequest) -> u64 {
@@ -221,8 +230,12 @@ fn activations(request: &MemoryPlanRequest, shape: &ModelShape, b: u64) -> u64 {
         .lora
         .as_ref()
         .map_or(0, |lora| (lora.r * lora.target_modules.len()) as u64);
+    // A frozen half weight keeps only itself for backward; the f32 copy exists one block of
+    // `HALF_CAST_BLOCK` values at a time, during one product.
     let casts = match (&request.lora, request.weight_dtype) {
-        (Some(_), WeightDtype::Bf16 | WeightDtype::F16) => shape.layer_parameters() * 4,
+        (Some(_), WeightDtype::Bf16 | WeightDtype::F16) => {
+            shape.layer_parameters().min(HALF_CAST_BLOCK) * 4
+        }
         _ => 0,
     };
     let all = passes(request, b);
@@ -244,7 +257,7 @@ fn activations(request: &MemoryPlanRequest, shape: &ModelShape, b: u64) -> u64 {
             .sum();
         (layers * inputs + layer) * a + casts
     } else {
-        layers * (layer * a + casts)
+        layers * layer * a + casts
     };
     kept + (head + working) * a
 }

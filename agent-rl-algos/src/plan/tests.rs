@@ -123,6 +123,25 @@ fn lora_trains_adapters_only_and_needs_no_reference_copy() {
 }
 
 #[test]
+fn grpo_with_checkpointing_runs_every_prompt_in_full() {
+    let request = MemoryPlanRequest {
+        method: TrainMethod::Grpo,
+        prompts_per_step: 1,
+        num_generations: 2,
+        max_prompt_length: 2,
+        max_completion_length: 3,
+        gradient_accumulation_steps: Some(1),
+        gradient_checkpointing: true,
+        ..MemoryPlanRequest::new(hand_model())
+    };
+    let plan = plan_memory(&request).expect("plan");
+    // One pass of 2 rows × 4 tokens attending to 4 (no shared prompt, as
+    // `token_scores_checkpointed` runs it): 2 layers × 8 tokens × H 4 inputs = 64; one layer
+    // 8 × (48 + 2·4) + 2 × 4 × 4 = 480; working set 8 × (2·2·4 + 48) = 512; head 2 · 4 · 8 = 64.
+    assert_eq!(plan.breakdown.activations, (64 + 480 + 512 + 64) * 4);
+}
+
+#[test]
 fn qwen_7b_lora_grpo_fits_80gb_and_full_f32_does_not() {
     let model = preset("qwen2.5-7b").expect("preset");
     let lora = MemoryPlanRequest {

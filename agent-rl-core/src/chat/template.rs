@@ -5,6 +5,7 @@ use minijinja::{Environment, Error as JinjaError, ErrorKind};
 use serde_json::{Map, Value};
 
 use super::python_json::to_python_json;
+use super::template_bounds::{self, BudgetGuard};
 use crate::conversation::{Message, ToolSpec};
 use crate::error::CoreError;
 
@@ -24,10 +25,12 @@ pub const DEFAULT_TEMPLATE_OUTPUT_BYTES: usize = 64 << 20;
 /// writes exactly what `json.dumps` writes, and the `raise_exception` / `strftime_now` helpers.
 ///
 /// Rendering is bounded: a template that runs longer than its fuel
-/// ([`DEFAULT_TEMPLATE_FUEL`] instructions) or writes more than
-/// [`DEFAULT_TEMPLATE_OUTPUT_BYTES`] fails with an error naming the template instead of hanging
-/// or exhausting memory. (minijinja bounds string repetition itself; a template that doubles a
-/// string by concatenation in a short loop is not caught before its output is written.)
+/// ([`DEFAULT_TEMPLATE_FUEL`] instructions), writes more than [`DEFAULT_TEMPLATE_OUTPUT_BYTES`],
+/// makes a single value (a string, a list) larger than that, or makes values adding up to
+/// [`TEMPLATE_TOTAL_LIMIT_FACTOR`](crate::TEMPLATE_TOTAL_LIMIT_FACTOR) times that (a string doubled in a loop, text
+/// written into a capture) fails with an error naming the template instead of hanging or
+/// exhausting memory. The value limits work by wrapping the template's value-making
+/// expressions in a size check before compiling it (`template_bounds.rs` says how).
 pub struct ChatTemplate {
     env: Environment<'static>,
     source_name: String,
@@ -70,6 +73,7 @@ fn tojson(value: JinjaValue, kwargs: Kwargs) -> Result<String, JinjaError> {
     let sort_keys: Option<bool> = kwargs.get("sort_keys")?;
     let _: Option<bool> = kwargs.get("ensure_ascii")?;
     kwargs.assert_all_used()?;
+    template_bounds::check_tojson(&value, indent.unwrap_or(0))?;
     let json = serde_json::to_value(&value)
         .map_err(|err| JinjaError::new(ErrorKind::InvalidOperation, format!("tojson: {err}")))?;
     Ok(to_python_json(&json, indent, sort_keys.unwrap_or(false)))
@@ -173,21 +177,44 @@ impl ChatTemplate {
     /// # Errors
     /// [`CoreError::ChatTemplate`] with minijinja's message when the template does not compile.
     pub fn new(source: &str, source_name: impl Into<String>) -> Result<Self, CoreError> {
-        let source_name = source_name.into();
+        Self::compile(source, source_name.into(), true)
+    }
+
+    /// Compiles `source`, with the value size limits when `bounds` (always, outside tests).
+    fn compile(source: &str, source_name: String, bounds: bool) -> Result<Self, CoreError> {
         let mut env = Environment::new();
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
         env.set_keep_trailing_newline(false);
-        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.set_unknown_method_callback(|state, value, method, args| {
+            template_bounds::check_method(value, method, args)?;
+            minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+        });
         env.add_filter("tojson", tojson);
         env.add_function("raise_exception", raise_exception);
         env.add_function("strftime_now", strftime_now);
         env.set_fuel(Some(DEFAULT_TEMPLATE_FUEL));
-        env.add_template_owned("chat", rewrite_generation_blocks(source))
-            .map_err(|err| CoreError::ChatTemplate {
-                source_name: source_name.clone(),
-                reason: format!("{err:#}"),
-            })?;
+        template_bounds::install(&mut env);
+        let plain = rewrite_generation_blocks(source);
+        let bounded = bounds
+            .then(|| template_bounds::bounded_source(&plain))
+            .flatten()
+            .filter(|bounded| env.add_template_owned("chat", bounded.clone()).is_ok());
+        if bounded.is_none() {
+            // minijinja's own error for a template that does not compile; a template that
+            // compiles but cannot be rewritten keeps only the fuel and output limits.
+            env.add_template_owned("chat", plain)
+                .map_err(|err| CoreError::ChatTemplate {
+                    source_name: source_name.clone(),
+                    reason: format!("{err:#}"),
+                })?;
+            if bounds {
+                tracing::warn!(
+                    template = %source_name,
+                    "chat template: value size limits not applied; fuel and output limits only"
+                );
+            }
+        }
         Ok(Self {
             env,
             source_name,
@@ -251,7 +278,12 @@ impl ChatTemplate {
             limit: self.max_output_bytes,
             overflowed: false,
         };
+        let budget = BudgetGuard::start(self.max_output_bytes);
         let rendered = template.render_captured_to(JinjaValue::from_serialize(&context), &mut out);
+        if let Some(reason) = budget.exceeded() {
+            return Err(fail(reason));
+        }
+        drop(budget);
         if out.overflowed {
             return Err(fail(format!(
                 "the rendering exceeds {} bytes; the template writes without bound",
@@ -338,6 +370,118 @@ mod tests {
             text.contains("big.jinja") && text.contains("exceeds"),
             "{text}"
         );
+    }
+
+    /// Renders `source` with a 1 MiB value limit (16 MiB in total).
+    fn render_small(source: &str) -> Result<String, CoreError> {
+        ChatTemplate::new(source, "grow.jinja")
+            .expect("compiles")
+            .with_limits(DEFAULT_TEMPLATE_FUEL, 1 << 20)
+            .render(&[], &[], false, &Map::new())
+    }
+
+    fn assert_stopped(source: &str) {
+        let err = render_small(source).expect_err("unbounded growth is stopped");
+        let text = err.to_string();
+        assert!(
+            text.contains("grow.jinja") && text.contains("bytes"),
+            "{source}: {text}"
+        );
+    }
+
+    #[test]
+    fn string_doubled_in_a_loop_is_stopped() {
+        // 2^28 bytes built while the output stays a few bytes long.
+        assert_stopped(
+            "{% set ns = namespace(s='x') %}{% for i in range(28) %}\
+             {% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}",
+        );
+        assert_stopped(
+            "{% set ns = namespace(s='x') %}{% for i in range(28) %}\
+             {% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s|length }}",
+        );
+        let unrolled = format!(
+            "{{% set s = 'x' %}}{}{{{{ s|length }}}}",
+            "{% set s = s ~ s %}".repeat(28)
+        );
+        assert_stopped(&unrolled);
+    }
+
+    #[test]
+    fn growth_through_macros_lists_and_captures_is_stopped() {
+        assert_stopped(
+            "{% macro d(s, n) %}{% if n %}{{ d(s ~ s, n - 1) }}{% else %}{{ s|length }}\
+             {% endif %}{% endmacro %}{{ d('x', 28)|length }}",
+        );
+        assert_stopped(
+            "{% set ns = namespace(l=['x']) %}{% for i in range(28) %}\
+             {% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l|length }}",
+        );
+        assert_stopped(
+            "{% set ns = namespace(l=['x']) %}{% for i in range(60) %}\
+             {% set ns.l = [ns.l, ns.l] %}{% endfor %}{{ (ns.l|string)|length }}",
+        );
+        assert_stopped(
+            "{% set s = 'x' * 1000 %}{% set big %}{% for i in range(50000) %}{{ s }}\
+             {% endfor %}{% endset %}{{ big|length }}",
+        );
+        assert_stopped(
+            "{% set s = 'x' * 1000 %}{% filter upper %}{% for i in range(50000) %}{{ s }}\
+             {% endfor %}{% endfilter %}",
+        );
+    }
+
+    #[test]
+    fn multiplying_filters_and_methods_are_checked_first() {
+        assert_stopped("{{ ('x' * 20000)|replace('', 'y' * 20000)|length }}");
+        assert_stopped("{{ ('x' * 20000).replace('x', 'y' * 20000)|length }}");
+        assert_stopped("{{ ('a\n' * 1000)|indent(width=1000000)|length }}");
+        assert_stopped("{{ ('x' * 1000)|join('y' * 100000)|length }}");
+        assert_stopped("{{ ('y' * 100000).join('x' * 1000)|length }}");
+        assert_stopped("{{ '%2000000000s'|format('x')|length }}");
+        assert_stopped("{{ ['x' * 1000] * 1000000 }}");
+        assert_stopped("{{ {'a': 'x' * 10000}|tojson(indent=1000)|length }}");
+    }
+
+    #[test]
+    fn limits_leave_ordinary_templates_unchanged() {
+        let source = "{%- set ns = namespace(text='', n=0) -%}\
+            {% macro tag(name, body='') -%}<{{ name }}>{{ body }}</{{ name }}>{%- endmacro %}\
+            {% for m in messages if m.role != 'skip' %}\
+            {%- set ns.text = ns.text ~ m.content|trim ~ '|' -%}\
+            {%- set ns.n = ns.n + 1 -%}\
+            {{ tag(m.role, m.content.replace('a', 'b')) }}{{ loop.index }}/{{ loop.length }}\
+            {{ loop.cycle('x', 'y') }}{% if not loop.last %}, {% endif %}\
+            {% endfor %}\
+            {% set pairs = [(1, 'one'), (2, 'two')] %}{% for k, v in pairs %}{{ k }}={{ v }};{% endfor %}\
+            {% set captured | upper %}captured {{ ns.n }}{% endset %}{{ captured }}\
+            {% filter lower %}LOWER {{ ns.text[:-1] }}{% endfilter %}\
+            {% macro wrap() %}[{{ caller() }}]{% endmacro %}{% call wrap() %}in {{ ns.n }}{% endcall %}\
+            {{ {'b': [1, 2.5, none, true], 'a': 'q\"'}|tojson(indent=2) }}\
+            {{ tools|tojson if tools is not none else 'no tools' }}\
+            {{ [3, 1, 2]|sort|join(',') }} {{ 'a,b'.split(',')|length }} {{ '%s-%d'|format('x', 3) }}\
+            {{ '  x  '.strip() ~ ('y' * 3) }}{{ messages|map(attribute='role')|join('+') }}\
+            {{ (messages|selectattr('role', 'equalto', 'user')|list|length) > 0 }}\
+            {{ 'x'|indent(2) }}{{ range(3)|list }}{{ messages[-1]['content'][::-1] }}\
+            {%- if add_generation_prompt %}<start>{% endif %}";
+        let messages = [
+            Message::system("sys a"),
+            Message::user("hello a"),
+            Message::assistant("answer a"),
+        ];
+        let plain = ChatTemplate::compile(source, "plain".into(), false).expect("compiles");
+        let bounded = ChatTemplate::new(source, "bounded").expect("compiles");
+        let (rewritten, skipped) = template_bounds::rewrite(source).expect("parses");
+        assert_eq!(skipped, 0, "every expression is wrapped: {rewritten}");
+        for generation in [false, true] {
+            let want = plain
+                .render(&messages, &[], generation, &Map::new())
+                .expect("renders");
+            let got = bounded
+                .render(&messages, &[], generation, &Map::new())
+                .expect("renders");
+            assert_eq!(got, want);
+        }
     }
 
     #[test]
