@@ -4,6 +4,7 @@
 mod checkpointing;
 mod common;
 mod fused_model;
+mod generate_rows;
 mod generation;
 mod golden_logits;
 mod input_checks;

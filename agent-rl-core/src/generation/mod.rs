@@ -3,6 +3,7 @@
 mod config;
 mod generate;
 mod logprobs;
+mod rows;
 mod sampler;
 mod shared_prefix;
 
@@ -10,6 +11,7 @@ pub use config::{FinishReason, SamplingConfig};
 pub use generate::{
     Generation, StopStringCheck, check_token_ids, generate_ids, generate_ids_with_stop,
 };
+pub use rows::{GenerationRow, RowHooks, RowStopCheck, TokenSink, generate_rows};
 pub use logprobs::{TokenScores, token_logprobs, token_scores, token_scores_checkpointed};
 pub use shared_prefix::UniqueRows;
 pub(crate) use shared_prefix::index_tensor;
