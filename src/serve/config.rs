@@ -35,6 +35,9 @@ pub struct ServeConfig {
     /// named function): the tool-call opening of the model's format. Default `"<tool_call>\n"`
     /// (Qwen2.5 / Hermes).
     pub tool_call_prefix: String,
+    /// Allow `/v1/load_lora_adapter` and `/v1/unload_lora_adapter` (they read directories on
+    /// the server's disk, so they are off unless asked for). Default false.
+    pub allow_runtime_lora: bool,
 }
 
 impl Default for ServeConfig {
@@ -51,6 +54,7 @@ impl Default for ServeConfig {
             max_request_bytes: 4 << 20,
             api_key: None,
             tool_call_prefix: "<tool_call>\n".into(),
+            allow_runtime_lora: false,
         }
     }
 }

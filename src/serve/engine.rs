@@ -1,7 +1,8 @@
 //! The generation worker: one thread owns the model and decodes whatever requests are queued
 //! as one batch ([`generate_rows`]), so concurrent clients share the model's forward passes.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,10 +10,12 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use agent_rl_core::generation::{Generation, GenerationRow, RowHooks, generate_rows};
+use agent_rl_core::lora::load_adapter;
 use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
 use burn::prelude::Backend;
 use serde::Serialize;
 use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::oneshot;
 
 use super::error::{ApiError, ServeError};
 
@@ -30,8 +33,27 @@ pub(crate) enum JobEvent {
     Done(Result<Vec<Generation>, String>),
 }
 
+/// What the worker is asked to do.
+pub(crate) enum Command {
+    /// Generate.
+    Generate(Job),
+    /// Load a PEFT adapter from `path` and serve it as `name`.
+    LoadAdapter {
+        name: String,
+        path: PathBuf,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
+    /// Forget adapter `name`.
+    UnloadAdapter {
+        name: String,
+        reply: oneshot::Sender<bool>,
+    },
+}
+
 /// One request's rows, queued for the worker.
 pub(crate) struct Job {
+    /// The adapter to decode with (`None`: the base model).
+    pub adapter: Option<String>,
     /// The sequences to decode (`n` per prompt).
     pub rows: Vec<GenerationRow>,
     /// Stop strings of every row (ends a row when its decoded text contains one).
@@ -99,7 +121,7 @@ impl ServeMetrics {
 /// The handle handlers submit jobs through.
 #[derive(Clone)]
 pub(crate) struct Engine {
-    sender: Sender<Job>,
+    sender: Sender<Command>,
     /// Shared counters.
     pub metrics: Arc<ServeMetrics>,
 }
@@ -143,65 +165,120 @@ impl Engine {
     /// 500 when the worker has stopped.
     pub fn submit(&self, job: Job) -> Result<(), ApiError> {
         self.metrics.requests.fetch_add(1, Ordering::Relaxed);
+        self.command(Command::Generate(job))
+    }
+
+    /// Sends any command to the worker.
+    ///
+    /// # Errors
+    /// 500 when the worker has stopped.
+    pub fn command(&self, command: Command) -> Result<(), ApiError> {
         self.sender
-            .send(job)
+            .send(command)
             .map_err(|_| ApiError::internal("the generation worker has stopped"))
     }
 }
 
-/// The worker loop: waits for a job, gathers what else is queued (up to `max_batch` rows that
-/// fit the context together), decodes them as one batch; ends when every handle is dropped.
+/// The worker loop: waits for a job, gathers what else is queued (up to `max_batch` rows of
+/// one model or adapter that fit the context together), decodes them as one batch; loads and
+/// unloads adapters between batches; ends when every handle is dropped.
 fn worker<B: Backend>(
     model: &Qwen2ForCausalLm<B>,
     tokenizer: &ChatTokenizer,
-    receiver: &Receiver<Job>,
+    receiver: &Receiver<Command>,
     limits: BatchLimits,
     metrics: &ServeMetrics,
 ) {
     let mut pending: VecDeque<Job> = VecDeque::new();
+    let mut adapters: HashMap<String, Qwen2ForCausalLm<B>> = HashMap::new();
     loop {
         if pending.is_empty() {
             match receiver.recv() {
-                Ok(job) => pending.push_back(job),
+                Ok(command) => handle(command, &mut pending, &mut adapters, model),
                 Err(_) => return,
+            }
+            if pending.is_empty() {
+                continue;
             }
             let deadline = Instant::now() + limits.wait;
             while pending.iter().map(|j| j.rows.len()).sum::<usize>() < limits.max_batch {
                 let left = deadline.saturating_duration_since(Instant::now());
                 match receiver.recv_timeout(left) {
-                    Ok(job) => pending.push_back(job),
-                    Err(RecvTimeoutError::Timeout) => break,
-                    Err(RecvTimeoutError::Disconnected) => break,
+                    Ok(command) => handle(command, &mut pending, &mut adapters, model),
+                    Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
                 }
             }
         }
-        while let Ok(job) = receiver.try_recv() {
-            pending.push_back(job);
+        while let Ok(command) = receiver.try_recv() {
+            handle(command, &mut pending, &mut adapters, model);
         }
         let batch = take_batch(&mut pending, limits);
-        run_batch(model, tokenizer, batch, metrics);
+        let adapter = batch.first().and_then(|job| job.adapter.clone());
+        match adapter {
+            None => run_batch(model, tokenizer, batch, metrics),
+            Some(name) => match adapters.get(&name) {
+                Some(adapted) => run_batch(adapted, tokenizer, batch, metrics),
+                None => {
+                    for job in batch {
+                        let message = format!("the adapter `{name}` was unloaded");
+                        let _ = job.events.send(JobEvent::Done(Err(message)));
+                    }
+                }
+            },
+        }
     }
 }
 
-/// Takes jobs from the front while their rows fit `max_batch` and the context (always one).
+/// Queues a job, or loads / unloads an adapter (answering its reply channel).
+fn handle<B: Backend>(
+    command: Command,
+    pending: &mut VecDeque<Job>,
+    adapters: &mut HashMap<String, Qwen2ForCausalLm<B>>,
+    model: &Qwen2ForCausalLm<B>,
+) {
+    match command {
+        Command::Generate(job) => pending.push_back(job),
+        Command::LoadAdapter { name, path, reply } => {
+            let loaded =
+                std::panic::catch_unwind(AssertUnwindSafe(|| load_adapter(model.clone(), &path)));
+            let result = match loaded {
+                Ok(Ok((adapted, _))) => {
+                    adapters.insert(name, adapted);
+                    Ok(())
+                }
+                Ok(Err(err)) => Err(format!("{}: {err}", path.display())),
+                Err(_) => Err(format!("{}: loading the adapter panicked", path.display())),
+            };
+            let _ = reply.send(result);
+        }
+        Command::UnloadAdapter { name, reply } => {
+            let _ = reply.send(adapters.remove(&name).is_some());
+        }
+    }
+}
+
+/// Takes the front job and, in queue order, the others for the same model or adapter while
+/// their rows fit `max_batch` and the context; the rest stay queued in order.
 fn take_batch(pending: &mut VecDeque<Job>, limits: BatchLimits) -> Vec<Job> {
     let mut batch: Vec<Job> = Vec::new();
+    let mut rest: VecDeque<Job> = VecDeque::new();
     let (mut rows, mut width, mut budget) = (0, 0, 0);
-    while let Some(job) = pending.front() {
+    while let Some(job) = pending.pop_front() {
         let job_width = job.rows.iter().map(|r| r.prompt.len()).max().unwrap_or(0);
         let job_budget = job.rows.iter().map(|r| r.sampling.max_new_tokens).max().unwrap_or(0);
-        let fits = rows + job.rows.len() <= limits.max_batch
+        let fits = batch.first().is_none_or(|first| first.adapter == job.adapter)
+            && rows + job.rows.len() <= limits.max_batch
             && width.max(job_width) + budget.max(job_budget) <= limits.max_positions;
         if !batch.is_empty() && !fits {
-            break;
+            rest.push_back(job);
+            continue;
         }
         rows += job.rows.len();
         width = width.max(job_width);
         budget = budget.max(job_budget);
-        if let Some(job) = pending.pop_front() {
-            batch.push(job);
-        }
+        batch.push(job);
     }
+    *pending = rest;
     batch
 }
 

@@ -3,7 +3,8 @@
 //! [`start`] serves a [`BurnPolicy`](agent_rl_core::BurnPolicy) on any burn backend:
 //! `GET /v1/models`, `POST /v1/chat/completions` (tools, `tool_choice`, tool calls parsed into
 //! OpenAI's shape, `n`, sampling, `seed`, `stop`, `logprobs`/`top_logprobs`, streaming with
-//! `usage`), `POST /v1/completions`, `GET /metrics` (Prometheus counters) and `GET /health`.
+//! `usage`), `POST /v1/completions`, vLLM's `POST /v1/load_lora_adapter` and
+//! `/v1/unload_lora_adapter` (a request picks an adapter by naming it as `model`), `GET /metrics` (Prometheus counters) and `GET /health`.
 //! Responses also carry the token ids (`prompt_token_ids`, and `token_ids` per choice, as vLLM
 //! names them) so rollouts can stay token-in / token-out. Concurrent requests are decoded in
 //! one batch. Errors are OpenAI-shaped JSON with 4xx/5xx codes; bodies and budgets are bounded;
@@ -36,4 +37,4 @@ pub use config::ServeConfig;
 pub use engine::{MetricsSnapshot, ServeMetrics};
 pub use error::{ApiError, ServeError};
 pub use server::{ServerHandle, start};
-pub use wire::{ChatCompletionRequest, CompletionRequest, PromptField, SamplingFields, StopField, StreamOptions, WireMessage};
+pub use wire::{ChatCompletionRequest, CompletionRequest, LoadLoraRequest, PromptField, UnloadLoraRequest, SamplingFields, StopField, StreamOptions, WireMessage};

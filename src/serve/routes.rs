@@ -1,7 +1,9 @@
 //! The HTTP routes: `/v1/models`, `/v1/chat/completions`, `/v1/completions`, `/metrics`,
 //! `/health`. Every failure is an OpenAI-shaped JSON error with a 4xx/5xx status.
 
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
 
 use agent_rl_core::{ChatTokenizer, ToolCallParser};
 use axum::Router;
@@ -16,12 +18,12 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use super::auth::ApiKey;
-use super::engine::{Engine, Job, JobEvent};
+use super::engine::{Command, Engine, Job, JobEvent};
 use super::error::ApiError;
 use super::plan::{MAX_TOP_LOGPROBS, ModelLimits, SamplingPlan, ToolChoice, chat_prompt, core_messages};
 use super::response::{chat_logprobs, chat_message, completion_logprobs, final_text, fresh_id, unix_now, usage};
 use super::stream::{StreamKind, StreamPlan, sse_response};
-use super::wire::{ChatCompletionRequest, CompletionRequest, PromptField};
+use super::wire::{ChatCompletionRequest, CompletionRequest, LoadLoraRequest, PromptField, UnloadLoraRequest};
 use agent_rl_core::generation::{Generation, GenerationRow};
 
 /// Shared state of the handlers.
@@ -35,6 +37,10 @@ pub(crate) struct AppState {
     pub max_request_bytes: usize,
     pub api_key: Option<ApiKey>,
     pub created: u64,
+    /// `/v1/load_lora_adapter` and `/v1/unload_lora_adapter` are allowed.
+    pub allow_runtime_lora: bool,
+    /// Names of the loaded adapters.
+    pub adapters: RwLock<BTreeSet<String>>,
 }
 
 /// The router over `state`.
@@ -44,6 +50,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/models", get(models))
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
+        .route("/v1/load_lora_adapter", post(load_lora))
+        .route("/v1/unload_lora_adapter", post(unload_lora))
         .route("/metrics", get(metrics))
         .route("/health", get(|| async { StatusCode::OK }))
         .fallback(|| async {
@@ -75,14 +83,32 @@ impl AppState {
         serde_json::from_slice(&body).map_err(|err| ApiError::bad_json(format!("invalid request body: {err}")))
     }
 
-    fn check_model(&self, name: &str) -> Result<(), ApiError> {
-        if name == self.model_name { Ok(()) } else { Err(ApiError::unknown_model(name)) }
+    /// The adapter a `model` name selects (`None`: the base model).
+    fn check_model(&self, name: &str) -> Result<Option<String>, ApiError> {
+        if name == self.model_name {
+            return Ok(None);
+        }
+        let known = self.adapters.read().is_ok_and(|names| names.contains(name));
+        if known { Ok(Some(name.to_owned())) } else { Err(ApiError::unknown_model(name)) }
     }
 
-    fn submit(&self, rows: Vec<GenerationRow>, stops: Vec<String>, stream: bool) -> Result<UnboundedReceiver<JobEvent>, ApiError> {
+    fn submit(&self, adapter: Option<String>, rows: Vec<GenerationRow>, stops: Vec<String>, stream: bool) -> Result<UnboundedReceiver<JobEvent>, ApiError> {
         let (events, receiver) = unbounded_channel();
-        self.engine.submit(Job { rows, stops, stream_tokens: stream, events })?;
+        self.engine.submit(Job { adapter, rows, stops, stream_tokens: stream, events })?;
         Ok(receiver)
+    }
+
+    fn check_lora_allowed(&self) -> Result<(), ApiError> {
+        if self.allow_runtime_lora {
+            return Ok(());
+        }
+        Err(ApiError {
+            status: StatusCode::FORBIDDEN,
+            message: "loading adapters at run time is off (start the server with --allow-runtime-lora)".into(),
+            kind: "invalid_request_error",
+            param: None,
+            code: Some("lora_loading_disabled"),
+        })
     }
 }
 
@@ -102,12 +128,72 @@ fn answer(result: Result<Response, ApiError>) -> Response {
 
 async fn models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     answer(state.authorize(&headers).map(|()| {
-        axum::Json(json!({"object": "list", "data": [{
+        let mut data = vec![json!({
             "id": state.model_name, "object": "model", "created": state.created,
-            "owned_by": "agent-rl", "max_model_len": state.limits.max_positions,
-        }]}))
-        .into_response()
+            "owned_by": "agent-rl", "root": state.model_name, "parent": null,
+            "max_model_len": state.limits.max_positions,
+        })];
+        if let Ok(names) = state.adapters.read() {
+            data.extend(names.iter().map(|name| json!({
+                "id": name, "object": "model", "created": state.created, "owned_by": "agent-rl",
+                "root": name, "parent": state.model_name, "max_model_len": state.limits.max_positions,
+            })));
+        }
+        axum::Json(json!({"object": "list", "data": data})).into_response()
     }))
+}
+
+async fn load_lora(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Response {
+    answer(load_lora_inner(state, headers, body).await)
+}
+
+/// vLLM's `POST /v1/load_lora_adapter {"lora_name", "lora_path"}`: a PEFT adapter directory
+/// on the server's disk, served under `lora_name`; loading a name again replaces it (so a
+/// trainer can publish each step's adapter under one name).
+async fn load_lora_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+    state.authorize(&headers)?;
+    state.check_lora_allowed()?;
+    let request: LoadLoraRequest = state.parse(body)?;
+    if request.lora_name.is_empty() || request.lora_name == state.model_name {
+        return Err(ApiError::invalid("lora_name", "lora_name must be non-empty and differ from the base model's name"));
+    }
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    state.engine.command(Command::LoadAdapter {
+        name: request.lora_name.clone(),
+        path: PathBuf::from(&request.lora_path),
+        reply,
+    })?;
+    match answer.await {
+        Ok(Ok(())) => {
+            if let Ok(mut names) = state.adapters.write() {
+                names.insert(request.lora_name.clone());
+            }
+            Ok(format!("Success: LoRA adapter '{}' added successfully.", request.lora_name).into_response())
+        }
+        Ok(Err(message)) => Err(ApiError::invalid("lora_path", format!("cannot load the adapter: {message}"))),
+        Err(_) => Err(ApiError::internal("the generation worker stopped")),
+    }
+}
+
+async fn unload_lora(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Response {
+    answer(unload_lora_inner(state, headers, body).await)
+}
+
+/// vLLM's `POST /v1/unload_lora_adapter {"lora_name"}`.
+async fn unload_lora_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+    state.authorize(&headers)?;
+    state.check_lora_allowed()?;
+    let request: UnloadLoraRequest = state.parse(body)?;
+    if let Ok(mut names) = state.adapters.write() {
+        names.remove(&request.lora_name);
+    }
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    state.engine.command(Command::UnloadAdapter { name: request.lora_name.clone(), reply })?;
+    match answer.await {
+        Ok(true) => Ok(format!("Success: LoRA adapter '{}' removed successfully.", request.lora_name).into_response()),
+        Ok(false) => Err(ApiError { param: Some("lora_name".into()), ..ApiError::unknown_model(&request.lora_name) }),
+        Err(_) => Err(ApiError::internal("the generation worker stopped")),
+    }
 }
 
 async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
@@ -121,7 +207,7 @@ async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Resu
 async fn chat_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
     state.authorize(&headers)?;
     let request: ChatCompletionRequest = state.parse(body)?;
-    state.check_model(&request.sampling.model)?;
+    let adapter = state.check_model(&request.sampling.model)?;
     let plan = SamplingPlan::from_fields(&request.sampling, &state.limits)?;
     let top_logprobs = match request.top_logprobs {
         Some(_) if !request.logprobs => return Err(ApiError::invalid("top_logprobs", "top_logprobs needs `logprobs: true`")),
@@ -136,7 +222,7 @@ async fn chat_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<Bytes
     let prompt = chat_prompt(&state.tokenizer, &messages, &tools, &prefill)?;
     let rows = plan.rows(&prompt, top_logprobs, &state.limits, "messages")?;
     let parse_tools = !tools.is_empty() && choice != ToolChoice::None;
-    let events = state.submit(rows, plan.stops.clone(), plan.stream)?;
+    let events = state.submit(adapter, rows, plan.stops.clone(), plan.stream)?;
     let id = fresh_id("chatcmpl-");
     let created = unix_now();
     if plan.stream {
@@ -144,7 +230,7 @@ async fn chat_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<Bytes
             kind: StreamKind::Chat { parse_tools, prefill },
             id,
             created,
-            model: state.model_name.clone(),
+            model: request.sampling.model.clone(),
             stops: plan.stops,
             logprobs: request.logprobs,
             include_usage: plan.include_usage,
@@ -167,7 +253,7 @@ async fn chat_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<Bytes
     }
     let completion_tokens = generations.iter().map(|g| g.token_ids.len()).sum();
     Ok(axum::Json(json!({
-        "id": id, "object": "chat.completion", "created": created, "model": state.model_name,
+        "id": id, "object": "chat.completion", "created": created, "model": request.sampling.model,
         "choices": choices, "usage": usage(prompt.len(), completion_tokens),
         "prompt_token_ids": prompt,
     }))
@@ -181,7 +267,7 @@ async fn completions(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
 async fn completions_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
     state.authorize(&headers)?;
     let request: CompletionRequest = state.parse(body)?;
-    state.check_model(&request.sampling.model)?;
+    let adapter = state.check_model(&request.sampling.model)?;
     if request.echo {
         return Err(ApiError::invalid("echo", "echo is not supported by this server"));
     }
@@ -207,7 +293,7 @@ async fn completions_inner(state: Arc<AppState>, headers: HeaderMap, body: Resul
     for (index, prompt) in prompts.iter().enumerate() {
         rows.extend(plan.rows(prompt, top_logprobs, &state.limits, &format!("prompt[{index}]"))?);
     }
-    let events = state.submit(rows, plan.stops.clone(), plan.stream)?;
+    let events = state.submit(adapter, rows, plan.stops.clone(), plan.stream)?;
     let id = fresh_id("cmpl-");
     let created = unix_now();
     let prompt_tokens: usize = prompts.iter().map(Vec::len).sum();
@@ -216,7 +302,7 @@ async fn completions_inner(state: Arc<AppState>, headers: HeaderMap, body: Resul
             kind: StreamKind::Completion,
             id,
             created,
-            model: state.model_name.clone(),
+            model: request.sampling.model.clone(),
             stops: plan.stops,
             logprobs: request.logprobs.is_some(),
             include_usage: plan.include_usage,
@@ -238,7 +324,7 @@ async fn completions_inner(state: Arc<AppState>, headers: HeaderMap, body: Resul
         .collect();
     let completion_tokens = generations.iter().map(|g| g.token_ids.len()).sum();
     Ok(axum::Json(json!({
-        "id": id, "object": "text_completion", "created": created, "model": state.model_name,
+        "id": id, "object": "text_completion", "created": created, "model": request.sampling.model,
         "choices": choices, "usage": usage(prompt_tokens, completion_tokens),
     }))
     .into_response())

@@ -115,6 +115,8 @@ where
         max_request_bytes: config.max_request_bytes,
         api_key: config.api_key.as_deref().map(ApiKey::new),
         created: unix_now(),
+        allow_runtime_lora: config.allow_runtime_lora,
+        adapters: std::sync::RwLock::default(),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

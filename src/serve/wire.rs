@@ -140,3 +140,23 @@ pub struct CompletionRequest {
     /// Unsupported unless 1.
     pub best_of: Option<usize>,
 }
+
+/// vLLM's `POST /v1/load_lora_adapter`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct LoadLoraRequest {
+    /// The name requests use as `model`.
+    pub lora_name: String,
+    /// PEFT adapter directory on the server (`adapter_config.json`,
+    /// `adapter_model.safetensors`).
+    pub lora_path: String,
+}
+
+/// vLLM's `POST /v1/unload_lora_adapter`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct UnloadLoraRequest {
+    /// The adapter's name.
+    pub lora_name: String,
+    /// Accepted for vLLM compatibility, unused.
+    #[serde(default)]
+    pub lora_int_id: Option<i64>,
+}

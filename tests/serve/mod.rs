@@ -5,4 +5,5 @@ mod cli;
 mod client;
 mod common;
 mod errors;
+mod lora;
 mod stream;

@@ -36,6 +36,10 @@ pub struct ServeArgs {
     /// Environment variable holding the API key clients must send (none = no key).
     #[arg(long)]
     api_key_env: Option<String>,
+    /// Allow `/v1/load_lora_adapter` and `/v1/unload_lora_adapter` (they read adapter
+    /// directories from this machine's disk).
+    #[arg(long)]
+    allow_runtime_lora: bool,
 }
 
 struct Job {
@@ -84,6 +88,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_batch: args.max_batch,
         max_tokens_limit: args.max_tokens_limit,
         api_key,
+        allow_runtime_lora: args.allow_runtime_lora,
         ..ServeConfig::default()
     };
     config.validate()?;
