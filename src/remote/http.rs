@@ -44,13 +44,25 @@ impl Http {
         format!("{}{path}", self.config.base_url.trim_end_matches('/'))
     }
 
-    /// POSTs `body` to `path` and returns the JSON answer, retrying 429, 5xx and transport
+    /// POSTs `body` to `path` and returns the JSON answer (see [`Self::post`]).
+    ///
+    /// # Errors
+    /// As [`Self::post`], and answers that are not JSON.
+    pub fn post_json(&self, path: &str, body: &Value) -> Result<Value, CoreError> {
+        let text = self.post(path, body)?;
+        serde_json::from_str(&text).map_err(|err| CoreError::Remote {
+            endpoint: self.url(path),
+            reason: format!("the answer is not JSON ({err})"),
+        })
+    }
+
+    /// POSTs `body` to `path` and returns the answer's text, retrying 429, 5xx and transport
     /// failures with exponential backoff.
     ///
     /// # Errors
     /// [`CoreError::Remote`] with the status and the server's message once retries are spent,
-    /// or at once for other 4xx answers and bodies that are not JSON.
-    pub fn post_json(&self, path: &str, body: &Value) -> Result<Value, CoreError> {
+    /// or at once for other 4xx answers.
+    pub fn post(&self, path: &str, body: &Value) -> Result<String, CoreError> {
         let url = self.url(path);
         let remote = |reason: String| CoreError::Remote { endpoint: url.clone(), reason };
         let mut attempt = 0;
@@ -69,8 +81,7 @@ impl Http {
                         .and_then(|v| v.trim().parse::<u64>().ok());
                     let text = response.body_mut().read_to_string().unwrap_or_default();
                     if (200..300).contains(&status) {
-                        return serde_json::from_str(&text)
-                            .map_err(|err| remote(format!("the answer is not JSON ({err})")));
+                        return Ok(text);
                     }
                     let message = serde_json::from_str::<Value>(&text)
                         .ok()

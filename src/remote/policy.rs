@@ -82,6 +82,32 @@ impl RemotePolicy {
         self.retokenized.load(Ordering::Relaxed)
     }
 
+    /// Asks the server to load the PEFT adapter in `dir` (a path on the server's machine) as
+    /// `name` — vLLM's `POST /v1/load_lora_adapter`, which `agent-rl serve
+    /// --allow-runtime-lora` and `vllm serve --enable-lora` (with runtime updating allowed)
+    /// answer. Loading a name again replaces the adapter: this is how a trainer publishes each
+    /// step's weights. Requests then reach it with `model` = `name`.
+    ///
+    /// # Errors
+    /// [`CoreError::Remote`] when the server refuses or cannot load it.
+    pub fn load_lora_adapter(&self, name: &str, dir: &std::path::Path) -> Result<(), CoreError> {
+        let body = json!({"lora_name": name, "lora_path": dir.display().to_string()});
+        self.http.post("/load_lora_adapter", &body).map(|_| ())
+    }
+
+    /// Asks the server to forget adapter `name` (vLLM's `POST /v1/unload_lora_adapter`).
+    ///
+    /// # Errors
+    /// [`CoreError::Remote`] when the server refuses (e.g. no such adapter).
+    pub fn unload_lora_adapter(&self, name: &str) -> Result<(), CoreError> {
+        self.http.post("/unload_lora_adapter", &json!({"lora_name": name})).map(|_| ())
+    }
+
+    /// Sends later requests to `model` (e.g. an adapter just loaded).
+    pub fn set_model(&mut self, model: impl Into<String>) {
+        self.model = model.into();
+    }
+
     /// The request body of one chat request.
     fn body(&self, request: &ChatRequest, sampling: &SamplingConfig, index: usize) -> Value {
         let messages: Vec<Value> = request.messages.iter().map(openai_message).collect();

@@ -63,3 +63,32 @@ fn adapter_loading_is_off_by_default() {
     assert_eq!(status, 403, "{text}");
     assert!(text.contains("--allow-runtime-lora"), "{text}");
 }
+
+#[test]
+fn the_remote_policy_publishes_an_adapter_and_samples_from_it() {
+    use agent_rl::core::{ChatRequest, Message, Policy};
+    use agent_rl::remote::{RemoteConfig, RemotePolicy};
+
+    let base_dir = fixtures().join("qwen2_tiny/untied_f32");
+    let adapter_dir = fixtures().join("lora_tiny/adapter");
+    let policy = load_policy::<CpuBackend>(&base_dir, &Default::default()).unwrap();
+    let (adapted, _) = load_adapter(policy.model.clone(), &adapter_dir).unwrap();
+    let mut local = agent_rl::core::BurnPolicy::new(adapted, std::sync::Arc::clone(&policy.tokenizer));
+    let server = start(policy, ServeConfig { allow_runtime_lora: true, ..config() }).unwrap();
+    let mut client = RemotePolicy::new(&RemoteConfig {
+        base_url: server.base_url(),
+        model: "tiny".into(),
+        ..RemoteConfig::default()
+    })
+    .unwrap()
+    .with_tokenizer(std::sync::Arc::clone(&local.tokenizer));
+    client.load_lora_adapter("step-1", &adapter_dir).unwrap();
+    client.set_model("step-1");
+    let request = ChatRequest { messages: vec![Message::user("Hi")], tools: vec![] };
+    let sampling = SamplingConfig { ignore_eos: true, ..SamplingConfig::greedy(6) };
+    let got = client.generate(std::slice::from_ref(&request), &sampling).unwrap();
+    let want = local.generate(&[request], &sampling).unwrap();
+    assert_eq!(got[0].token_ids, want[0].token_ids);
+    client.unload_lora_adapter("step-1").unwrap();
+    assert!(client.unload_lora_adapter("step-1").unwrap_err().to_string().contains("404"));
+}
