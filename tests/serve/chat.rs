@@ -126,7 +126,9 @@ fn text_completions_take_ids_and_report_legacy_logprobs() {
         assert_eq!(choice["text"], local.tokenizer.decode(&want.token_ids, true).unwrap());
         let logprobs = &choice["logprobs"];
         assert_eq!(logprobs["tokens"].as_array().unwrap().len(), 5);
-        assert_eq!(logprobs["top_logprobs"][0].as_object().unwrap().len(), 2);
+        // The legacy shape keys alternatives by their text: two ids that decode alike share one key.
+        let alternatives = logprobs["top_logprobs"][0].as_object().unwrap().len();
+        assert!((1..=2).contains(&alternatives), "{logprobs}");
         let first = logprobs["token_logprobs"][0].as_f64().unwrap() as f32;
         assert!((first - want.logprobs[0]).abs() < 1e-5);
     }

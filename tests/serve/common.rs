@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_rl::backend::{CpuBackend, load_policy};
+use agent_rl::backend::CpuBackend;
 use agent_rl::core::weights::random_model;
 use agent_rl::core::{BurnPolicy, Qwen2Config};
 use agent_rl::serve::{ServeConfig, ServerHandle, start};
@@ -31,11 +31,6 @@ pub fn config() -> ServeConfig {
 /// [`tiny_policy`] served with `config`.
 pub fn tiny_server(config: ServeConfig) -> ServerHandle {
     start(tiny_policy(3), config).unwrap()
-}
-
-/// The fixture snapshot served as `tiny`.
-pub fn fixture_server() -> ServerHandle {
-    start(load_policy::<CpuBackend>(&fixture_model(), &Default::default()).unwrap(), config()).unwrap()
 }
 
 fn agent() -> ureq::Agent {
