@@ -15,9 +15,9 @@ use std::time::Instant;
 
 use agent_rl::algos::toy::toy_tokenizer;
 use agent_rl::backend::CpuBackend;
+use agent_rl::core::BurnPolicy;
 use agent_rl::core::generation::{SamplingConfig, generate_ids};
 use agent_rl::core::weights::random_model;
-use agent_rl::core::BurnPolicy;
 use agent_rl::serve::{ServeConfig, start};
 use serde_json::{Value, json};
 
@@ -34,7 +34,9 @@ fn prompts(vocab: usize) -> Vec<Vec<u32>> {
         .map(|_| {
             (0..16)
                 .map(|_| {
-                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     ((state >> 33) % vocab as u64) as u32
                 })
                 .collect()
@@ -47,7 +49,10 @@ fn main() -> anyhow::Result<()> {
     let config = bench_config(tokenizer.id_bound());
     let model = random_model::<CpuBackend>(&config, 0, 0.02, &Default::default())?;
     let prompts = prompts(config.vocab_size);
-    let sampling = SamplingConfig { ignore_eos: true, ..SamplingConfig::greedy(NEW_TOKENS) };
+    let sampling = SamplingConfig {
+        ignore_eos: true,
+        ..SamplingConfig::greedy(NEW_TOKENS)
+    };
     let tokens = (PROMPTS * NEW_TOKENS) as f64;
     // Warm-up, then the library baselines.
     generate_ids(&model, &prompts[..2], &sampling, &[])?;
@@ -62,7 +67,11 @@ fn main() -> anyhow::Result<()> {
 
     let server = start(
         BurnPolicy::new(model, tokenizer),
-        ServeConfig { port: 0, model_name: "bench".into(), ..ServeConfig::default() },
+        ServeConfig {
+            port: 0,
+            model_name: "bench".into(),
+            ..ServeConfig::default()
+        },
     )?;
     let url = format!("{}/completions", server.base_url());
     let agent: ureq::Agent = ureq::Agent::config_builder().build().into();
@@ -94,25 +103,45 @@ fn main() -> anyhow::Result<()> {
                     })
                 })
                 .collect();
-            handles.into_iter().map(|h| h.join().map_err(|_| anyhow::anyhow!("client panicked"))?).collect()
+            handles
+                .into_iter()
+                .map(|h| h.join().map_err(|_| anyhow::anyhow!("client panicked"))?)
+                .collect()
         });
         let generated: usize = counted?.iter().sum();
         let seconds = started.elapsed().as_secs_f64();
         let after = server.metrics();
-        served.push(json!({"clients": clients, "tokens": generated, "seconds": seconds,
+        served.push(
+            json!({"clients": clients, "tokens": generated, "seconds": seconds,
             "tokens_per_second": generated as f64 / seconds,
-            "batches": after.batches - before.batches}));
+            "batches": after.batches - before.batches}),
+        );
     }
     let mut out = std::io::stdout().lock();
     use std::io::Write;
     writeln!(out, "| path | tokens/s |")?;
     writeln!(out, "|---|---|")?;
-    writeln!(out, "| generate_ids, one prompt at a time | {one_at_a_time:.0} |")?;
-    writeln!(out, "| generate_ids, all 16 in one batch | {one_batch:.0} |")?;
+    writeln!(
+        out,
+        "| generate_ids, one prompt at a time | {one_at_a_time:.0} |"
+    )?;
+    writeln!(
+        out,
+        "| generate_ids, all 16 in one batch | {one_batch:.0} |"
+    )?;
     for row in &served {
-        writeln!(out, "| serve, {} concurrent client(s) ({} batches) | {:.0} |", row["clients"], row["batches"],
-            row["tokens_per_second"].as_f64().unwrap_or(0.0))?;
+        writeln!(
+            out,
+            "| serve, {} concurrent client(s) ({} batches) | {:.0} |",
+            row["clients"],
+            row["batches"],
+            row["tokens_per_second"].as_f64().unwrap_or(0.0)
+        )?;
     }
-    writeln!(out, "{}", json!({"one_at_a_time": one_at_a_time, "one_batch": one_batch, "served": served}))?;
+    writeln!(
+        out,
+        "{}",
+        json!({"one_at_a_time": one_at_a_time, "one_batch": one_batch, "served": served})
+    )?;
     Ok(())
 }

@@ -3,7 +3,9 @@
 use std::sync::Mutex;
 
 use agent_rl_core::Qwen2Config;
-use agent_rl_core::generation::{GenerationRow, RowHooks, SamplingConfig, generate_ids, generate_rows};
+use agent_rl_core::generation::{
+    GenerationRow, RowHooks, SamplingConfig, generate_ids, generate_rows,
+};
 use agent_rl_core::weights::random_model;
 
 use crate::common::B;
@@ -95,8 +97,13 @@ fn bad_rows_are_named() {
         },
         ..GenerationRow::default()
     };
-    let err = generate_rows(&model, &[row(vec![1], 0.0), row(vec![], 0.0)], &[], RowHooks::default())
-        .unwrap_err();
+    let err = generate_rows(
+        &model,
+        &[row(vec![1], 0.0), row(vec![], 0.0)],
+        &[],
+        RowHooks::default(),
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("rows[1]"), "{err}");
     let err = generate_rows(&model, &[row(vec![1], -1.0)], &[], RowHooks::default()).unwrap_err();
     assert!(err.to_string().contains("temperature"), "{err}");

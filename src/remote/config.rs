@@ -54,7 +54,10 @@ impl RemoteConfig {
     /// [`CoreError::InvalidArgument`] naming the field.
     pub fn validate(&self) -> Result<(), CoreError> {
         let bad = |field: &str, reason: &str| {
-            Err(CoreError::InvalidArgument { field: field.into(), reason: reason.into() })
+            Err(CoreError::InvalidArgument {
+                field: field.into(),
+                reason: reason.into(),
+            })
         };
         if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
             return bad("base_url", "must start with http:// or https://");

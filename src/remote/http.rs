@@ -36,7 +36,11 @@ impl Http {
             .max_idle_connections_per_host(config.max_concurrency.max(3))
             .build()
             .into();
-        Ok(Self { agent, api_key, config: config.clone() })
+        Ok(Self {
+            agent,
+            api_key,
+            config: config.clone(),
+        })
     }
 
     /// `base_url` + `path`.
@@ -64,7 +68,10 @@ impl Http {
     /// or at once for other 4xx answers.
     pub fn post(&self, path: &str, body: &Value) -> Result<String, CoreError> {
         let url = self.url(path);
-        let remote = |reason: String| CoreError::Remote { endpoint: url.clone(), reason };
+        let remote = |reason: String| CoreError::Remote {
+            endpoint: url.clone(),
+            reason,
+        };
         let mut attempt = 0;
         loop {
             let mut request = self.agent.post(&url);
@@ -102,7 +109,9 @@ impl Http {
                 .saturating_mul(1 << attempt.min(20))
                 .min(self.config.max_backoff_ms);
             let wait = retry_after.map_or(backoff, |s| {
-                backoff.max(s.saturating_mul(1000)).min(self.config.max_backoff_ms)
+                backoff
+                    .max(s.saturating_mul(1000))
+                    .min(self.config.max_backoff_ms)
             });
             tracing::warn!(%url, attempt, wait_ms = wait, %reason, "retrying the policy endpoint");
             std::thread::sleep(Duration::from_millis(wait));

@@ -100,7 +100,9 @@ impl RemotePolicy {
     /// # Errors
     /// [`CoreError::Remote`] when the server refuses (e.g. no such adapter).
     pub fn unload_lora_adapter(&self, name: &str) -> Result<(), CoreError> {
-        self.http.post("/unload_lora_adapter", &json!({"lora_name": name})).map(|_| ())
+        self.http
+            .post("/unload_lora_adapter", &json!({"lora_name": name}))
+            .map(|_| ())
     }
 
     /// Sends later requests to `model` (e.g. an adapter just loaded).
@@ -145,32 +147,54 @@ impl RemotePolicy {
         let endpoint = self.http.url("/chat/completions");
         let choice = &answer["choices"][0];
         if !choice.is_object() {
-            return Err(CoreError::Remote { endpoint, reason: "the answer has no `choices[0]`".into() });
+            return Err(CoreError::Remote {
+                endpoint,
+                reason: "the answer has no `choices[0]`".into(),
+            });
         }
         let finish_reason = match choice["finish_reason"].as_str() {
             Some("length") => FinishReason::Length,
             _ => FinishReason::Stop,
         };
-        let returned_ids: Option<Vec<u32>> = choice["token_ids"]
-            .as_array()
-            .map(|ids| ids.iter().filter_map(|v| v.as_u64().map(|id| id as u32)).collect());
+        let returned_ids: Option<Vec<u32>> = choice["token_ids"].as_array().map(|ids| {
+            ids.iter()
+                .filter_map(|v| v.as_u64().map(|id| id as u32))
+                .collect()
+        });
         let mut logprobs: Vec<f32> = choice["logprobs"]["content"]
             .as_array()
-            .map(|entries| entries.iter().map(|e| e["logprob"].as_f64().unwrap_or(f64::NAN) as f32).collect())
+            .map(|entries| {
+                entries
+                    .iter()
+                    .map(|e| e["logprob"].as_f64().unwrap_or(f64::NAN) as f32)
+                    .collect()
+            })
             .unwrap_or_default();
         if let (Some(ids), Some(tokenizer)) = (&returned_ids, &self.tokenizer) {
             let text = tokenizer.decode(ids, true)?;
             let parsed = self.parser.parse(&text);
             logprobs.resize(ids.len(), f32::NAN);
-            return Ok(Completion { token_ids: ids.clone(), logprobs, text, parsed, finish_reason });
+            return Ok(Completion {
+                token_ids: ids.clone(),
+                logprobs,
+                text,
+                parsed,
+                finish_reason,
+            });
         }
         let message = &choice["message"];
         let content = message["content"].as_str().unwrap_or("").to_owned();
-        let mut parsed = ParsedOutput { content: content.trim().to_owned(), ..ParsedOutput::default() };
+        let mut parsed = ParsedOutput {
+            content: content.trim().to_owned(),
+            ..ParsedOutput::default()
+        };
         for call in message["tool_calls"].as_array().into_iter().flatten() {
             match serde_json::from_value::<ToolCall>(call.clone()) {
                 Ok(call) => parsed.tool_calls.push(call),
-                Err(err) => parsed.malformed.push(MalformedToolCall { raw: call.to_string(), reason: err.to_string() }),
+                Err(err) => parsed.malformed.push(MalformedToolCall {
+                    raw: call.to_string(),
+                    reason: err.to_string(),
+                }),
             }
         }
         let token_ids = match (returned_ids, &self.tokenizer) {
@@ -186,7 +210,13 @@ impl RemotePolicy {
             }
         };
         logprobs.resize(token_ids.len(), f32::NAN);
-        Ok(Completion { token_ids, logprobs, text: content, parsed, finish_reason })
+        Ok(Completion {
+            token_ids,
+            logprobs,
+            text: content,
+            parsed,
+            finish_reason,
+        })
     }
 }
 
@@ -232,7 +262,9 @@ impl Policy for RemotePolicy {
                 scope.spawn(|| {
                     loop {
                         let index = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(request) = requests.get(index) else { break };
+                        let Some(request) = requests.get(index) else {
+                            break;
+                        };
                         let result = this
                             .http
                             .post_json("/chat/completions", &this.body(request, sampling, index))

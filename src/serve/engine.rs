@@ -2,8 +2,8 @@
 //! as one batch ([`generate_rows`]), so concurrent clients share the model's forward passes.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
 use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
@@ -106,13 +106,40 @@ impl ServeMetrics {
         let s = self.snapshot();
         let mut out = String::new();
         for (name, help, kind, value) in [
-            ("agent_rl_requests_total", "Generation requests accepted.", "counter", s.requests),
-            ("agent_rl_generation_batches_total", "Generation batches run.", "counter", s.batches),
-            ("agent_rl_sequences_total", "Sequences decoded.", "counter", s.rows),
-            ("agent_rl_generated_tokens_total", "New tokens generated.", "counter", s.generated_tokens),
-            ("agent_rl_largest_batch", "Most sequences in one batch.", "gauge", s.largest_batch),
+            (
+                "agent_rl_requests_total",
+                "Generation requests accepted.",
+                "counter",
+                s.requests,
+            ),
+            (
+                "agent_rl_generation_batches_total",
+                "Generation batches run.",
+                "counter",
+                s.batches,
+            ),
+            (
+                "agent_rl_sequences_total",
+                "Sequences decoded.",
+                "counter",
+                s.rows,
+            ),
+            (
+                "agent_rl_generated_tokens_total",
+                "New tokens generated.",
+                "counter",
+                s.generated_tokens,
+            ),
+            (
+                "agent_rl_largest_batch",
+                "Most sequences in one batch.",
+                "gauge",
+                s.largest_batch,
+            ),
         ] {
-            out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"));
+            out.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
+            ));
         }
         out
     }
@@ -265,8 +292,15 @@ fn take_batch(pending: &mut VecDeque<Job>, limits: BatchLimits) -> Vec<Job> {
     let (mut rows, mut width, mut budget) = (0, 0, 0);
     while let Some(job) = pending.pop_front() {
         let job_width = job.rows.iter().map(|r| r.prompt.len()).max().unwrap_or(0);
-        let job_budget = job.rows.iter().map(|r| r.sampling.max_new_tokens).max().unwrap_or(0);
-        let fits = batch.first().is_none_or(|first| first.adapter == job.adapter)
+        let job_budget = job
+            .rows
+            .iter()
+            .map(|r| r.sampling.max_new_tokens)
+            .max()
+            .unwrap_or(0);
+        let fits = batch
+            .first()
+            .is_none_or(|first| first.adapter == job.adapter)
             && rows + job.rows.len() <= limits.max_batch
             && width.max(job_width) + budget.max(job_budget) <= limits.max_positions;
         if !batch.is_empty() && !fits {
@@ -337,9 +371,13 @@ fn run_batch<B: Backend>(
     };
     metrics.batches.fetch_add(1, Ordering::Relaxed);
     metrics.rows.fetch_add(rows.len() as u64, Ordering::Relaxed);
-    metrics.largest_batch.fetch_max(rows.len() as u64, Ordering::Relaxed);
+    metrics
+        .largest_batch
+        .fetch_max(rows.len() as u64, Ordering::Relaxed);
     let tokens: usize = generations.iter().map(|g| g.token_ids.len()).sum();
-    metrics.generated_tokens.fetch_add(tokens as u64, Ordering::Relaxed);
+    metrics
+        .generated_tokens
+        .fetch_add(tokens as u64, Ordering::Relaxed);
     let mut generations = generations.into_iter();
     for job in jobs {
         let mine: Vec<Generation> = generations.by_ref().take(job.rows.len()).collect();

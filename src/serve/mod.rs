@@ -37,4 +37,7 @@ pub use config::ServeConfig;
 pub use engine::{MetricsSnapshot, ServeMetrics};
 pub use error::{ApiError, ServeError};
 pub use server::{ServerHandle, start};
-pub use wire::{ChatCompletionRequest, CompletionRequest, LoadLoraRequest, PromptField, UnloadLoraRequest, SamplingFields, StopField, StreamOptions, WireMessage};
+pub use wire::{
+    ChatCompletionRequest, CompletionRequest, LoadLoraRequest, PromptField, SamplingFields,
+    StopField, StreamOptions, UnloadLoraRequest, WireMessage,
+};

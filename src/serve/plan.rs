@@ -52,11 +52,17 @@ impl SamplingPlan {
     pub fn from_fields(fields: &SamplingFields, limits: &ModelLimits) -> Result<Self, ApiError> {
         let n = fields.n.unwrap_or(1);
         if n == 0 || n > limits.max_n {
-            return Err(ApiError::invalid("n", format!("n must be in 1..={}, got {n}", limits.max_n)));
+            return Err(ApiError::invalid(
+                "n",
+                format!("n must be in 1..={}, got {n}", limits.max_n),
+            ));
         }
         let temperature = fields.temperature.unwrap_or(1.0);
         if !(temperature.is_finite() && (0.0..=2.0).contains(&temperature)) {
-            return Err(ApiError::invalid("temperature", "temperature must be in [0, 2]"));
+            return Err(ApiError::invalid(
+                "temperature",
+                "temperature must be in [0, 2]",
+            ));
         }
         let top_p = fields.top_p.unwrap_or(1.0);
         if !(top_p > 0.0 && top_p <= 1.0) {
@@ -65,7 +71,12 @@ impl SamplingPlan {
         let top_k = match fields.top_k {
             None | Some(-1) => 0,
             Some(k) if k >= 0 => k as usize,
-            Some(k) => return Err(ApiError::invalid("top_k", format!("top_k must be -1 (off) or >= 0, got {k}"))),
+            Some(k) => {
+                return Err(ApiError::invalid(
+                    "top_k",
+                    format!("top_k must be -1 (off) or >= 0, got {k}"),
+                ));
+            }
         };
         let min_p = fields.min_p.unwrap_or(0.0);
         if !(0.0..=1.0).contains(&min_p) {
@@ -76,19 +87,39 @@ impl SamplingPlan {
             ("frequency_penalty", fields.frequency_penalty),
         ] {
             if value.is_some_and(|v| v != 0.0) {
-                return Err(ApiError::invalid(name, format!("{name} is not supported by this server (send 0 or omit it)")));
+                return Err(ApiError::invalid(
+                    name,
+                    format!("{name} is not supported by this server (send 0 or omit it)"),
+                ));
             }
         }
         let max_tokens = fields.max_completion_tokens.or(fields.max_tokens);
         if let Some(budget) = max_tokens {
-            let param = if fields.max_completion_tokens.is_some() { "max_completion_tokens" } else { "max_tokens" };
+            let param = if fields.max_completion_tokens.is_some() {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
             if budget == 0 || budget > limits.max_tokens_limit {
-                return Err(ApiError::invalid(param, format!("{param} must be in 1..={} on this server, got {budget}", limits.max_tokens_limit)));
+                return Err(ApiError::invalid(
+                    param,
+                    format!(
+                        "{param} must be in 1..={} on this server, got {budget}",
+                        limits.max_tokens_limit
+                    ),
+                ));
             }
         }
-        let stops = fields.stop.clone().map(|s| s.into_vec()).unwrap_or_default();
+        let stops = fields
+            .stop
+            .clone()
+            .map(|s| s.into_vec())
+            .unwrap_or_default();
         if stops.len() > MAX_STOPS || stops.iter().any(String::is_empty) {
-            return Err(ApiError::invalid("stop", format!("stop takes at most {MAX_STOPS} non-empty strings")));
+            return Err(ApiError::invalid(
+                "stop",
+                format!("stop takes at most {MAX_STOPS} non-empty strings"),
+            ));
         }
         let sampling = SamplingConfig {
             max_new_tokens: 0,
@@ -128,13 +159,23 @@ impl SamplingPlan {
             return Err(ApiError::invalid(param, "the prompt is empty"));
         }
         if let Some(&id) = prompt.iter().find(|&&id| id as usize >= limits.vocab_size) {
-            return Err(ApiError::invalid(param, format!("token id {id} is outside the vocabulary of {} ids", limits.vocab_size)));
+            return Err(ApiError::invalid(
+                param,
+                format!(
+                    "token id {id} is outside the vocabulary of {} ids",
+                    limits.vocab_size
+                ),
+            ));
         }
         let room = limits.max_positions.saturating_sub(prompt.len());
         let budget = match self.max_tokens {
             Some(budget) if budget > room => {
                 return Err(ApiError::invalid(
-                    if param == "messages" { "max_tokens" } else { param },
+                    if param == "messages" {
+                        "max_tokens"
+                    } else {
+                        param
+                    },
                     format!(
                         "this model's context is {} tokens; the prompt has {} and {budget} more were requested",
                         limits.max_positions,
@@ -146,7 +187,14 @@ impl SamplingPlan {
             None => limits.default_max_tokens.min(room),
         };
         if budget == 0 {
-            return Err(ApiError::invalid(param, format!("the prompt ({} tokens) fills the model's context of {}", prompt.len(), limits.max_positions)));
+            return Err(ApiError::invalid(
+                param,
+                format!(
+                    "the prompt ({} tokens) fills the model's context of {}",
+                    prompt.len(),
+                    limits.max_positions
+                ),
+            ));
         }
         let sampling = SamplingConfig {
             max_new_tokens: budget,
@@ -184,20 +232,46 @@ impl ToolChoice {
     pub fn parse(value: Option<&Value>, tools: &[ToolSpec]) -> Result<Self, ApiError> {
         let choice = match value {
             None | Some(Value::Null) => {
-                if tools.is_empty() { Self::None } else { Self::Auto }
+                if tools.is_empty() {
+                    Self::None
+                } else {
+                    Self::Auto
+                }
             }
             Some(Value::String(s)) if s == "none" => Self::None,
             Some(Value::String(s)) if s == "auto" => Self::Auto,
             Some(Value::String(s)) if s == "required" => Self::Required,
-            Some(Value::Object(map)) => match map.get("function").and_then(|f| f.get("name")).and_then(Value::as_str) {
+            Some(Value::Object(map)) => match map
+                .get("function")
+                .and_then(|f| f.get("name"))
+                .and_then(Value::as_str)
+            {
                 Some(name) => Self::Named(name.to_owned()),
-                None => return Err(ApiError::invalid("tool_choice", "a tool_choice object needs `function.name`")),
+                None => {
+                    return Err(ApiError::invalid(
+                        "tool_choice",
+                        "a tool_choice object needs `function.name`",
+                    ));
+                }
             },
-            Some(other) => return Err(ApiError::invalid("tool_choice", format!("tool_choice must be \"none\", \"auto\", \"required\" or a function object, got {other}"))),
+            Some(other) => {
+                return Err(ApiError::invalid(
+                    "tool_choice",
+                    format!(
+                        "tool_choice must be \"none\", \"auto\", \"required\" or a function object, got {other}"
+                    ),
+                ));
+            }
         };
         match &choice {
-            Self::Required if tools.is_empty() => Err(ApiError::invalid("tool_choice", "tool_choice `required` needs `tools`")),
-            Self::Named(name) if !tools.iter().any(|t| t.name() == name) => Err(ApiError::invalid("tool_choice", format!("tool_choice names `{name}`, which is not among `tools`"))),
+            Self::Required if tools.is_empty() => Err(ApiError::invalid(
+                "tool_choice",
+                "tool_choice `required` needs `tools`",
+            )),
+            Self::Named(name) if !tools.iter().any(|t| t.name() == name) => Err(ApiError::invalid(
+                "tool_choice",
+                format!("tool_choice names `{name}`, which is not among `tools`"),
+            )),
             _ => Ok(choice),
         }
     }
@@ -231,7 +305,12 @@ pub(crate) fn core_messages(messages: &[WireMessage]) -> Result<Vec<Message>, Ap
             "user" => Role::User,
             "assistant" => Role::Assistant,
             "tool" => Role::Tool,
-            other => return Err(ApiError::invalid(format!("messages[{index}].role"), format!("unknown role `{other}`"))),
+            other => {
+                return Err(ApiError::invalid(
+                    format!("messages[{index}].role"),
+                    format!("unknown role `{other}`"),
+                ));
+            }
         };
         let content = match &wire.content {
             Value::Null => None,
@@ -240,18 +319,39 @@ pub(crate) fn core_messages(messages: &[WireMessage]) -> Result<Vec<Message>, Ap
                 let mut text = String::new();
                 for part in parts {
                     match part.get("text").and_then(Value::as_str) {
-                        Some(piece) if part.get("type").and_then(Value::as_str).is_none_or(|t| t == "text") => text.push_str(piece),
-                        _ => return Err(ApiError::invalid(format!("messages[{index}].content"), "only text content parts are supported")),
+                        Some(piece)
+                            if part
+                                .get("type")
+                                .and_then(Value::as_str)
+                                .is_none_or(|t| t == "text") =>
+                        {
+                            text.push_str(piece)
+                        }
+                        _ => {
+                            return Err(ApiError::invalid(
+                                format!("messages[{index}].content"),
+                                "only text content parts are supported",
+                            ));
+                        }
                     }
                 }
                 Some(text)
             }
-            _ => return Err(ApiError::invalid(format!("messages[{index}].content"), "content must be a string, a list of text parts, or null")),
+            _ => {
+                return Err(ApiError::invalid(
+                    format!("messages[{index}].content"),
+                    "content must be a string, a list of text parts, or null",
+                ));
+            }
         };
         let mut name = wire.name.clone();
         if role == Role::Tool && name.is_none() {
             name = wire.tool_call_id.as_ref().and_then(|id| {
-                out.iter().rev().flat_map(|m| &m.tool_calls).find(|c| c.id.as_ref() == Some(id)).map(|c| c.name.clone())
+                out.iter()
+                    .rev()
+                    .flat_map(|m| &m.tool_calls)
+                    .find(|c| c.id.as_ref() == Some(id))
+                    .map(|c| c.name.clone())
             });
         }
         out.push(Message {
@@ -277,7 +377,12 @@ pub(crate) fn chat_prompt(
 ) -> Result<Vec<u32>, ApiError> {
     let text = tokenizer
         .apply_chat_template(messages, tools, true)
-        .map_err(|err| ApiError::invalid("messages", format!("the chat template cannot render this conversation: {err}")))?;
+        .map_err(|err| {
+            ApiError::invalid(
+                "messages",
+                format!("the chat template cannot render this conversation: {err}"),
+            )
+        })?;
     tokenizer
         .encode(&format!("{text}{prefill}"))
         .map_err(|err| ApiError::invalid("messages", err.to_string()))

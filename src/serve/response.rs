@@ -80,7 +80,11 @@ pub(crate) fn chat_logprobs(tokenizer: &ChatTokenizer, generation: &Generation) 
 
 /// Legacy completions `logprobs`: tokens, token_logprobs, top_logprobs (maps), text_offset.
 pub(crate) fn completion_logprobs(tokenizer: &ChatTokenizer, generation: &Generation) -> Value {
-    let tokens: Vec<String> = generation.token_ids.iter().map(|&id| token_text(tokenizer, id)).collect();
+    let tokens: Vec<String> = generation
+        .token_ids
+        .iter()
+        .map(|&id| token_text(tokenizer, id))
+        .collect();
     let mut offset = 0;
     let offsets: Vec<usize> = tokens
         .iter()
@@ -108,7 +112,11 @@ pub(crate) fn completion_logprobs(tokenizer: &ChatTokenizer, generation: &Genera
 /// (with fresh call ids and `arguments` as a JSON string, as OpenAI sends them). When a call is
 /// malformed the whole text stays in `content` so that nothing the model wrote is lost.
 /// Returns the message and whether it calls tools.
-pub(crate) fn chat_message(text: &str, parser: &dyn ToolCallParser, parse_tools: bool) -> (Value, bool) {
+pub(crate) fn chat_message(
+    text: &str,
+    parser: &dyn ToolCallParser,
+    parse_tools: bool,
+) -> (Value, bool) {
     if !parse_tools {
         return (json!({"role": "assistant", "content": text}), false);
     }
@@ -158,10 +166,15 @@ mod tests {
         assert_eq!(call["type"], "function");
         assert!(call["id"].as_str().unwrap().starts_with("call_"));
         assert_eq!(call["function"]["name"], "get_weather");
-        let arguments: Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+        let arguments: Value =
+            serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
         assert_eq!(arguments, json!({"city": "Paris"}));
         // Only a call: content is null. A malformed call keeps the whole text. No parsing: text.
-        let (only, _) = chat_message("<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>", &parser, true);
+        let (only, _) = chat_message(
+            "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>",
+            &parser,
+            true,
+        );
         assert!(only["content"].is_null());
         let broken = "<tool_call>{\"name\": \"f\"";
         let (message, calls) = chat_message(broken, &parser, true);

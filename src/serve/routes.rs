@@ -20,10 +20,16 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use super::auth::ApiKey;
 use super::engine::{Command, Engine, Job, JobEvent};
 use super::error::ApiError;
-use super::plan::{MAX_TOP_LOGPROBS, ModelLimits, SamplingPlan, ToolChoice, chat_prompt, core_messages};
-use super::response::{chat_logprobs, chat_message, completion_logprobs, final_text, fresh_id, unix_now, usage};
+use super::plan::{
+    MAX_TOP_LOGPROBS, ModelLimits, SamplingPlan, ToolChoice, chat_prompt, core_messages,
+};
+use super::response::{
+    chat_logprobs, chat_message, completion_logprobs, final_text, fresh_id, unix_now, usage,
+};
 use super::stream::{StreamKind, StreamPlan, sse_response};
-use super::wire::{ChatCompletionRequest, CompletionRequest, LoadLoraRequest, PromptField, UnloadLoraRequest};
+use super::wire::{
+    ChatCompletionRequest, CompletionRequest, LoadLoraRequest, PromptField, UnloadLoraRequest,
+};
 use agent_rl_core::generation::{Generation, GenerationRow};
 
 /// Shared state of the handlers.
@@ -69,10 +75,15 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
 
 impl AppState {
     fn authorize(&self, headers: &HeaderMap) -> Result<(), ApiError> {
-        self.api_key.as_ref().map_or(Ok(()), |key| key.check(headers))
+        self.api_key
+            .as_ref()
+            .map_or(Ok(()), |key| key.check(headers))
     }
 
-    fn parse<T: DeserializeOwned>(&self, body: Result<Bytes, BytesRejection>) -> Result<T, ApiError> {
+    fn parse<T: DeserializeOwned>(
+        &self,
+        body: Result<Bytes, BytesRejection>,
+    ) -> Result<T, ApiError> {
         let body = body.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::too_large(self.max_request_bytes)
@@ -80,7 +91,8 @@ impl AppState {
                 ApiError::bad_json(rejection.body_text())
             }
         })?;
-        serde_json::from_slice(&body).map_err(|err| ApiError::bad_json(format!("invalid request body: {err}")))
+        serde_json::from_slice(&body)
+            .map_err(|err| ApiError::bad_json(format!("invalid request body: {err}")))
     }
 
     /// The adapter a `model` name selects (`None`: the base model).
@@ -89,12 +101,28 @@ impl AppState {
             return Ok(None);
         }
         let known = self.adapters.read().is_ok_and(|names| names.contains(name));
-        if known { Ok(Some(name.to_owned())) } else { Err(ApiError::unknown_model(name)) }
+        if known {
+            Ok(Some(name.to_owned()))
+        } else {
+            Err(ApiError::unknown_model(name))
+        }
     }
 
-    fn submit(&self, adapter: Option<String>, rows: Vec<GenerationRow>, stops: Vec<String>, stream: bool) -> Result<UnboundedReceiver<JobEvent>, ApiError> {
+    fn submit(
+        &self,
+        adapter: Option<String>,
+        rows: Vec<GenerationRow>,
+        stops: Vec<String>,
+        stream: bool,
+    ) -> Result<UnboundedReceiver<JobEvent>, ApiError> {
         let (events, receiver) = unbounded_channel();
-        self.engine.submit(Job { adapter, rows, stops, stream_tokens: stream, events })?;
+        self.engine.submit(Job {
+            adapter,
+            rows,
+            stops,
+            stream_tokens: stream,
+            events,
+        })?;
         Ok(receiver)
     }
 
@@ -104,7 +132,9 @@ impl AppState {
         }
         Err(ApiError {
             status: StatusCode::FORBIDDEN,
-            message: "loading adapters at run time is off (start the server with --allow-runtime-lora)".into(),
+            message:
+                "loading adapters at run time is off (start the server with --allow-runtime-lora)"
+                    .into(),
             kind: "invalid_request_error",
             param: None,
             code: Some("lora_loading_disabled"),
@@ -143,19 +173,30 @@ async fn models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Respo
     }))
 }
 
-async fn load_lora(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Response {
+async fn load_lora(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
     answer(load_lora_inner(state, headers, body).await)
 }
 
 /// vLLM's `POST /v1/load_lora_adapter {"lora_name", "lora_path"}`: a PEFT adapter directory
 /// on the server's disk, served under `lora_name`; loading a name again replaces it (so a
 /// trainer can publish each step's adapter under one name).
-async fn load_lora_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+async fn load_lora_inner(
+    state: Arc<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
     state.authorize(&headers)?;
     state.check_lora_allowed()?;
     let request: LoadLoraRequest = state.parse(body)?;
     if request.lora_name.is_empty() || request.lora_name == state.model_name {
-        return Err(ApiError::invalid("lora_name", "lora_name must be non-empty and differ from the base model's name"));
+        return Err(ApiError::invalid(
+            "lora_name",
+            "lora_name must be non-empty and differ from the base model's name",
+        ));
     }
     let (reply, answer) = tokio::sync::oneshot::channel();
     state.engine.command(Command::LoadAdapter {
@@ -168,19 +209,34 @@ async fn load_lora_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<
             if let Ok(mut names) = state.adapters.write() {
                 names.insert(request.lora_name.clone());
             }
-            Ok(format!("Success: LoRA adapter '{}' added successfully.", request.lora_name).into_response())
+            Ok(format!(
+                "Success: LoRA adapter '{}' added successfully.",
+                request.lora_name
+            )
+            .into_response())
         }
-        Ok(Err(message)) => Err(ApiError::invalid("lora_path", format!("cannot load the adapter: {message}"))),
+        Ok(Err(message)) => Err(ApiError::invalid(
+            "lora_path",
+            format!("cannot load the adapter: {message}"),
+        )),
         Err(_) => Err(ApiError::internal("the generation worker stopped")),
     }
 }
 
-async fn unload_lora(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Response {
+async fn unload_lora(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
     answer(unload_lora_inner(state, headers, body).await)
 }
 
 /// vLLM's `POST /v1/unload_lora_adapter {"lora_name"}`.
-async fn unload_lora_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+async fn unload_lora_inner(
+    state: Arc<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
     state.authorize(&headers)?;
     state.check_lora_allowed()?;
     let request: UnloadLoraRequest = state.parse(body)?;
@@ -188,30 +244,62 @@ async fn unload_lora_inner(state: Arc<AppState>, headers: HeaderMap, body: Resul
         names.remove(&request.lora_name);
     }
     let (reply, answer) = tokio::sync::oneshot::channel();
-    state.engine.command(Command::UnloadAdapter { name: request.lora_name.clone(), reply })?;
+    state.engine.command(Command::UnloadAdapter {
+        name: request.lora_name.clone(),
+        reply,
+    })?;
     match answer.await {
-        Ok(true) => Ok(format!("Success: LoRA adapter '{}' removed successfully.", request.lora_name).into_response()),
-        Ok(false) => Err(ApiError { param: Some("lora_name".into()), ..ApiError::unknown_model(&request.lora_name) }),
+        Ok(true) => Ok(format!(
+            "Success: LoRA adapter '{}' removed successfully.",
+            request.lora_name
+        )
+        .into_response()),
+        Ok(false) => Err(ApiError {
+            param: Some("lora_name".into()),
+            ..ApiError::unknown_model(&request.lora_name)
+        }),
         Err(_) => Err(ApiError::internal("the generation worker stopped")),
     }
 }
 
 async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    answer(state.authorize(&headers).map(|()| state.engine.metrics.prometheus().into_response()))
+    answer(
+        state
+            .authorize(&headers)
+            .map(|()| state.engine.metrics.prometheus().into_response()),
+    )
 }
 
-async fn chat(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Response {
+async fn chat(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
     answer(chat_inner(state, headers, body).await)
 }
 
-async fn chat_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+async fn chat_inner(
+    state: Arc<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
     state.authorize(&headers)?;
     let request: ChatCompletionRequest = state.parse(body)?;
     let adapter = state.check_model(&request.sampling.model)?;
     let plan = SamplingPlan::from_fields(&request.sampling, &state.limits)?;
     let top_logprobs = match request.top_logprobs {
-        Some(_) if !request.logprobs => return Err(ApiError::invalid("top_logprobs", "top_logprobs needs `logprobs: true`")),
-        Some(k) if k > MAX_TOP_LOGPROBS => return Err(ApiError::invalid("top_logprobs", format!("top_logprobs must be in 0..={MAX_TOP_LOGPROBS}"))),
+        Some(_) if !request.logprobs => {
+            return Err(ApiError::invalid(
+                "top_logprobs",
+                "top_logprobs needs `logprobs: true`",
+            ));
+        }
+        Some(k) if k > MAX_TOP_LOGPROBS => {
+            return Err(ApiError::invalid(
+                "top_logprobs",
+                format!("top_logprobs must be in 0..={MAX_TOP_LOGPROBS}"),
+            ));
+        }
         Some(k) => k,
         None => 0,
     };
@@ -227,7 +315,10 @@ async fn chat_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<Bytes
     let created = unix_now();
     if plan.stream {
         let stream = StreamPlan {
-            kind: StreamKind::Chat { parse_tools, prefill },
+            kind: StreamKind::Chat {
+                parse_tools,
+                prefill,
+            },
             id,
             created,
             model: request.sampling.model.clone(),
@@ -243,13 +334,23 @@ async fn chat_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<Bytes
     let mut choices = Vec::new();
     for (index, generation) in generations.iter().enumerate() {
         let (text, mut reason) = final_text(&state.tokenizer, generation, &plan.stops);
-        let (message, calls) = chat_message(&format!("{prefill}{text}"), state.parser.as_ref(), parse_tools);
+        let (message, calls) = chat_message(
+            &format!("{prefill}{text}"),
+            state.parser.as_ref(),
+            parse_tools,
+        );
         if calls && reason == "stop" {
             reason = "tool_calls";
         }
-        let logprobs = if request.logprobs { chat_logprobs(&state.tokenizer, generation) } else { Value::Null };
-        choices.push(json!({"index": index, "message": message, "logprobs": logprobs,
-            "finish_reason": reason, "token_ids": generation.token_ids}));
+        let logprobs = if request.logprobs {
+            chat_logprobs(&state.tokenizer, generation)
+        } else {
+            Value::Null
+        };
+        choices.push(
+            json!({"index": index, "message": message, "logprobs": logprobs,
+            "finish_reason": reason, "token_ids": generation.token_ids}),
+        );
     }
     let completion_tokens = generations.iter().map(|g| g.token_ids.len()).sum();
     Ok(axum::Json(json!({
@@ -260,26 +361,48 @@ async fn chat_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<Bytes
     .into_response())
 }
 
-async fn completions(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Response {
+async fn completions(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
     answer(completions_inner(state, headers, body).await)
 }
 
-async fn completions_inner(state: Arc<AppState>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+async fn completions_inner(
+    state: Arc<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
     state.authorize(&headers)?;
     let request: CompletionRequest = state.parse(body)?;
     let adapter = state.check_model(&request.sampling.model)?;
     if request.echo {
-        return Err(ApiError::invalid("echo", "echo is not supported by this server"));
+        return Err(ApiError::invalid(
+            "echo",
+            "echo is not supported by this server",
+        ));
     }
     if request.best_of.is_some_and(|b| b != 1) {
-        return Err(ApiError::invalid("best_of", "best_of is not supported by this server (send 1 or omit it)"));
+        return Err(ApiError::invalid(
+            "best_of",
+            "best_of is not supported by this server (send 1 or omit it)",
+        ));
     }
     let top_logprobs = request.logprobs.unwrap_or(0);
     if top_logprobs > MAX_TOP_LOGPROBS {
-        return Err(ApiError::invalid("logprobs", format!("logprobs must be in 0..={MAX_TOP_LOGPROBS}")));
+        return Err(ApiError::invalid(
+            "logprobs",
+            format!("logprobs must be in 0..={MAX_TOP_LOGPROBS}"),
+        ));
     }
     let plan = SamplingPlan::from_fields(&request.sampling, &state.limits)?;
-    let encode = |text: &str| state.tokenizer.encode(text).map_err(|err| ApiError::invalid("prompt", err.to_string()));
+    let encode = |text: &str| {
+        state
+            .tokenizer
+            .encode(text)
+            .map_err(|err| ApiError::invalid("prompt", err.to_string()))
+    };
     let prompts: Vec<Vec<u32>> = match &request.prompt {
         PromptField::Text(text) => vec![encode(text)?],
         PromptField::Texts(texts) => texts.iter().map(|t| encode(t)).collect::<Result<_, _>>()?,
@@ -287,11 +410,19 @@ async fn completions_inner(state: Arc<AppState>, headers: HeaderMap, body: Resul
         PromptField::IdLists(lists) => lists.clone(),
     };
     if prompts.is_empty() || prompts.len() * plan.n > state.limits.max_n.max(1) * 4 {
-        return Err(ApiError::invalid("prompt", "give between 1 and a few prompts (at most 4 × max_n sequences)"));
+        return Err(ApiError::invalid(
+            "prompt",
+            "give between 1 and a few prompts (at most 4 × max_n sequences)",
+        ));
     }
     let mut rows = Vec::new();
     for (index, prompt) in prompts.iter().enumerate() {
-        rows.extend(plan.rows(prompt, top_logprobs, &state.limits, &format!("prompt[{index}]"))?);
+        rows.extend(plan.rows(
+            prompt,
+            top_logprobs,
+            &state.limits,
+            &format!("prompt[{index}]"),
+        )?);
     }
     let events = state.submit(adapter, rows, plan.stops.clone(), plan.stream)?;
     let id = fresh_id("cmpl-");
@@ -317,7 +448,11 @@ async fn completions_inner(state: Arc<AppState>, headers: HeaderMap, body: Resul
         .enumerate()
         .map(|(index, generation)| {
             let (text, reason) = final_text(&state.tokenizer, generation, &plan.stops);
-            let logprobs = if request.logprobs.is_some() { completion_logprobs(&state.tokenizer, generation) } else { Value::Null };
+            let logprobs = if request.logprobs.is_some() {
+                completion_logprobs(&state.tokenizer, generation)
+            } else {
+                Value::Null
+            };
             json!({"index": index, "text": text, "logprobs": logprobs, "finish_reason": reason,
                    "token_ids": generation.token_ids, "prompt_token_ids": prompts[index / plan.n]})
         })

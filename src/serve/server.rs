@@ -27,7 +27,9 @@ pub struct ServerHandle {
 
 impl std::fmt::Debug for ServerHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerHandle").field("address", &self.address).finish()
+        f.debug_struct("ServerHandle")
+            .field("address", &self.address)
+            .finish()
     }
 }
 
@@ -54,7 +56,9 @@ impl ServerHandle {
     pub fn wait(mut self) -> Result<(), ServeError> {
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(result)) => result.map_err(ServeError::Runtime),
-            Some(Err(_)) => Err(ServeError::Runtime(std::io::Error::other("the server thread panicked"))),
+            Some(Err(_)) => Err(ServeError::Runtime(std::io::Error::other(
+                "the server thread panicked",
+            ))),
             None => Ok(()),
         }
     }
@@ -78,12 +82,19 @@ impl Drop for ServerHandle {
 /// # Errors
 /// [`ServeError::InvalidConfig`] for a bad setting, [`ServeError::Bind`] when the address
 /// cannot be bound, [`ServeError::Runtime`] when threads cannot start.
-pub fn start<B: Backend>(policy: BurnPolicy<B>, config: ServeConfig) -> Result<ServerHandle, ServeError>
+pub fn start<B: Backend>(
+    policy: BurnPolicy<B>,
+    config: ServeConfig,
+) -> Result<ServerHandle, ServeError>
 where
     Qwen2ForCausalLm<B>: Send + 'static,
 {
     config.validate()?;
-    let BurnPolicy { model, tokenizer, parser } = policy;
+    let BurnPolicy {
+        model,
+        tokenizer,
+        parser,
+    } = policy;
     let model_config = model.config().clone();
     let limits = ModelLimits {
         max_positions: model_config.max_position_embeddings,
@@ -95,8 +106,13 @@ where
     let address = format!("{}:{}", config.host, config.port);
     let listener = std::net::TcpListener::bind(&address)
         .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
-        .map_err(|source| ServeError::Bind { address: address.clone(), source })?;
-    let bound = listener.local_addr().map_err(|source| ServeError::Bind { address, source })?;
+        .map_err(|source| ServeError::Bind {
+            address: address.clone(),
+            source,
+        })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { address, source })?;
     let batch = BatchLimits {
         max_batch: config.max_batch,
         wait: Duration::from_millis(config.batch_wait_ms),
@@ -140,5 +156,10 @@ where
         })
         .map_err(ServeError::Runtime)?;
     tracing::info!(%bound, "serving the OpenAI-compatible API");
-    Ok(ServerHandle { address: bound, metrics, shutdown: Some(shutdown), thread: Some(thread) })
+    Ok(ServerHandle {
+        address: bound,
+        metrics,
+        shutdown: Some(shutdown),
+        thread: Some(thread),
+    })
 }

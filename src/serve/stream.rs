@@ -64,12 +64,21 @@ pub(crate) fn sse_response(
     let (sender, receiver) = unbounded_channel::<Bytes>();
     tokio::spawn(forward(state, plan, events, sender));
     let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
-        receiver.recv().await.map(|bytes| (Ok::<_, Infallible>(bytes), receiver))
+        receiver
+            .recv()
+            .await
+            .map(|bytes| (Ok::<_, Infallible>(bytes), receiver))
     });
     let mut response = Response::new(Body::from_stream(stream));
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/event-stream"));
-    headers.insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-cache"),
+    );
     response
 }
 
@@ -99,7 +108,12 @@ impl StreamPlan {
 
     /// Longest tail that could still turn into a stop string.
     fn holdback(&self) -> usize {
-        self.stops.iter().map(String::len).max().unwrap_or(1).saturating_sub(1)
+        self.stops
+            .iter()
+            .map(String::len)
+            .max()
+            .unwrap_or(1)
+            .saturating_sub(1)
     }
 }
 
@@ -110,9 +124,20 @@ async fn forward(
     out: UnboundedSender<Bytes>,
 ) {
     let rows = plan.choice_index.len();
-    let held = matches!(plan.kind, StreamKind::Chat { parse_tools: true, .. });
+    let held = matches!(
+        plan.kind,
+        StreamKind::Chat {
+            parse_tools: true,
+            ..
+        }
+    );
     let mut states: Vec<RowState> = (0..rows)
-        .map(|_| RowState { ids: Vec::new(), unsent_ids: Vec::new(), sent_text: String::new(), frozen: held })
+        .map(|_| RowState {
+            ids: Vec::new(),
+            unsent_ids: Vec::new(),
+            sent_text: String::new(),
+            frozen: held,
+        })
         .collect();
     if let StreamKind::Chat { .. } = plan.kind {
         for row in 0..rows {
@@ -125,14 +150,21 @@ async fn forward(
     while let Some(message) = events.recv().await {
         match message {
             JobEvent::Token { row, token } => {
-                let Some(row_state) = states.get_mut(row) else { continue };
+                let Some(row_state) = states.get_mut(row) else {
+                    continue;
+                };
                 row_state.ids.push(token);
                 row_state.unsent_ids.push(token);
                 if row_state.frozen {
                     continue;
                 }
-                let text = state.tokenizer.decode(&row_state.ids, true).unwrap_or_default();
-                if !text.starts_with(&row_state.sent_text) || plan.stops.iter().any(|s| text.contains(s.as_str())) {
+                let text = state
+                    .tokenizer
+                    .decode(&row_state.ids, true)
+                    .unwrap_or_default();
+                if !text.starts_with(&row_state.sent_text)
+                    || plan.stops.iter().any(|s| text.contains(s.as_str()))
+                {
                     row_state.frozen = true;
                     continue;
                 }
@@ -143,7 +175,11 @@ async fn forward(
                 let safe = text[..end].trim_end_matches('\u{FFFD}');
                 if safe.len() > row_state.sent_text.len() {
                     let delta = &safe[row_state.sent_text.len()..];
-                    let _ = out.send(event(&plan.chunk(plan.text_choice(row, delta, &row_state.unsent_ids))));
+                    let _ = out.send(event(&plan.chunk(plan.text_choice(
+                        row,
+                        delta,
+                        &row_state.unsent_ids,
+                    ))));
                     row_state.sent_text = safe.to_owned();
                     row_state.unsent_ids.clear();
                 }
@@ -176,8 +212,12 @@ fn finish(
         let (text, mut reason) = final_text(tokenizer, generation, &plan.stops);
         let index = plan.choice_index[row];
         let mut choice = match &plan.kind {
-            StreamKind::Chat { parse_tools: true, prefill } => {
-                let (message, calls) = chat_message(&format!("{prefill}{text}"), state.parser.as_ref(), true);
+            StreamKind::Chat {
+                parse_tools: true,
+                prefill,
+            } => {
+                let (message, calls) =
+                    chat_message(&format!("{prefill}{text}"), state.parser.as_ref(), true);
                 if calls && reason == "stop" {
                     reason = "tool_calls";
                 }
@@ -197,7 +237,9 @@ fn finish(
                 json!({"index": index, "delta": delta, "logprobs": null, "finish_reason": null})
             }
             kind => {
-                let rest = text.strip_prefix(row_state.sent_text.as_str()).unwrap_or("");
+                let rest = text
+                    .strip_prefix(row_state.sent_text.as_str())
+                    .unwrap_or("");
                 let mut choice = plan.text_choice(row, rest, &[]);
                 if let StreamKind::Completion = kind {
                     choice["text"] = json!(rest);
@@ -214,8 +256,12 @@ fn finish(
         }
         let _ = out.send(event(&plan.chunk(choice)));
         let last = match plan.kind {
-            StreamKind::Chat { .. } => json!({"index": index, "delta": {}, "logprobs": null, "finish_reason": reason}),
-            StreamKind::Completion => json!({"index": index, "text": "", "logprobs": null, "finish_reason": reason}),
+            StreamKind::Chat { .. } => {
+                json!({"index": index, "delta": {}, "logprobs": null, "finish_reason": reason})
+            }
+            StreamKind::Completion => {
+                json!({"index": index, "text": "", "logprobs": null, "finish_reason": reason})
+            }
         };
         let _ = out.send(event(&plan.chunk(last)));
     }

@@ -30,11 +30,21 @@ fn remote_policy_is_token_exact_with_our_server() {
     let tool = ToolSpec::new("f", "a tool", json!({"type": "object"}));
     let requests: Vec<ChatRequest> = (0..6)
         .map(|i| ChatRequest {
-            messages: vec![Message::system("Be brief."), Message::user(format!("question {i}"))],
-            tools: if i % 2 == 0 { vec![tool.clone()] } else { vec![] },
+            messages: vec![
+                Message::system("Be brief."),
+                Message::user(format!("question {i}")),
+            ],
+            tools: if i % 2 == 0 {
+                vec![tool.clone()]
+            } else {
+                vec![]
+            },
         })
         .collect();
-    let sampling = SamplingConfig { ignore_eos: true, ..SamplingConfig::greedy(6) };
+    let sampling = SamplingConfig {
+        ignore_eos: true,
+        ..SamplingConfig::greedy(6)
+    };
     let mut client = RemotePolicy::new(&remote(server.base_url()))
         .unwrap()
         .with_tokenizer(Arc::clone(&local.tokenizer));
@@ -94,9 +104,16 @@ fn retries_5xx_then_succeeds_and_marks_answers_without_ids() {
     .to_string();
     let (url, server) = canned_server(vec![(503, busy.clone()), (429, busy), (200, ok)]);
     let tokenizer = Arc::new(agent_rl_test_support::tiny_tokenizer().unwrap());
-    let mut client = RemotePolicy::new(&remote(url)).unwrap().with_tokenizer(Arc::clone(&tokenizer));
-    let request = ChatRequest { messages: vec![Message::user("hi")], tools: vec![] };
-    let out = client.generate(&[request], &SamplingConfig::greedy(4)).unwrap();
+    let mut client = RemotePolicy::new(&remote(url))
+        .unwrap()
+        .with_tokenizer(Arc::clone(&tokenizer));
+    let request = ChatRequest {
+        messages: vec![Message::user("hi")],
+        tools: vec![],
+    };
+    let out = client
+        .generate(&[request], &SamplingConfig::greedy(4))
+        .unwrap();
     assert_eq!(server.join().unwrap(), 3);
     assert_eq!(out[0].text, "hello");
     assert_eq!(out[0].parsed.tool_calls[0].name, "f");
@@ -110,11 +127,27 @@ fn client_errors_are_not_retried_and_carry_the_message() {
     let bad = json!({"error": {"message": "the model `x` does not exist"}}).to_string();
     let (url, server) = canned_server(vec![(404, bad)]);
     let mut client = RemotePolicy::new(&remote(url)).unwrap();
-    let request = ChatRequest { messages: vec![Message::user("hi")], tools: vec![] };
-    let err = client.generate(&[request], &SamplingConfig::greedy(4)).unwrap_err();
+    let request = ChatRequest {
+        messages: vec![Message::user("hi")],
+        tools: vec![],
+    };
+    let err = client
+        .generate(&[request], &SamplingConfig::greedy(4))
+        .unwrap_err();
     assert_eq!(server.join().unwrap(), 1);
     let text = err.to_string();
-    assert!(text.contains("404") && text.contains("does not exist"), "{text}");
-    let missing = RemoteConfig { api_key_env: Some("AGENT_RL_TEST_NO_SUCH_VAR".into()), ..RemoteConfig::default() };
-    assert!(RemotePolicy::new(&missing).unwrap_err().to_string().contains("AGENT_RL_TEST_NO_SUCH_VAR"));
+    assert!(
+        text.contains("404") && text.contains("does not exist"),
+        "{text}"
+    );
+    let missing = RemoteConfig {
+        api_key_env: Some("AGENT_RL_TEST_NO_SUCH_VAR".into()),
+        ..RemoteConfig::default()
+    };
+    assert!(
+        RemotePolicy::new(&missing)
+            .unwrap_err()
+            .to_string()
+            .contains("AGENT_RL_TEST_NO_SUCH_VAR")
+    );
 }

@@ -23,18 +23,31 @@ fn chat_stream_matches_the_plain_answer_per_choice() {
     let mut streamed = body.clone();
     streamed["stream"] = json!(true);
     streamed["stream_options"] = json!({"include_usage": true});
-    let (status, text) = post_raw(&server, "/v1/chat/completions", streamed.to_string().as_bytes(), None);
+    let (status, text) = post_raw(
+        &server,
+        "/v1/chat/completions",
+        streamed.to_string().as_bytes(),
+        None,
+    );
     assert_eq!(status, 200, "{text}");
     let events = events(&text);
     assert_eq!(events.last().map(String::as_str), Some("[DONE]"));
-    let chunks: Vec<Value> = events[..events.len() - 1].iter().map(|e| serde_json::from_str(e).unwrap()).collect();
+    let chunks: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
     for index in 0..2 {
         let mut content = String::new();
         let mut token_ids = Vec::new();
         let mut finish = None;
         for chunk in &chunks {
             assert_eq!(chunk["object"], "chat.completion.chunk");
-            for choice in chunk["choices"].as_array().unwrap().iter().filter(|c| c["index"] == index) {
+            for choice in chunk["choices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["index"] == index)
+            {
                 content.push_str(choice["delta"]["content"].as_str().unwrap_or(""));
                 if let Some(list) = choice.get("token_ids") {
                     token_ids.extend(ids(list));
@@ -51,7 +64,11 @@ fn chat_stream_matches_the_plain_answer_per_choice() {
     }
     let usage = &chunks.last().unwrap()["usage"];
     assert_eq!(usage, &plain["usage"]);
-    assert!(chunks.len() > 6, "tokens arrive in several chunks: {}", chunks.len());
+    assert!(
+        chunks.len() > 6,
+        "tokens arrive in several chunks: {}",
+        chunks.len()
+    );
 }
 
 #[test]
@@ -62,7 +79,12 @@ fn completion_stream_with_tools_free_text_and_error_cases() {
     let (_, plain) = post(&server, "/v1/completions", &body);
     let mut streamed = body.clone();
     streamed["stream"] = json!(true);
-    let (status, text) = post_raw(&server, "/v1/completions", streamed.to_string().as_bytes(), None);
+    let (status, text) = post_raw(
+        &server,
+        "/v1/completions",
+        streamed.to_string().as_bytes(),
+        None,
+    );
     assert_eq!(status, 200, "{text}");
     let joined: String = events(&text)
         .iter()
@@ -73,6 +95,11 @@ fn completion_stream_with_tools_free_text_and_error_cases() {
     assert_eq!(joined, plain["choices"][0]["text"].as_str().unwrap());
     // A streaming request that is invalid is refused before any event, as JSON.
     streamed["max_tokens"] = json!(0);
-    let (status, text) = post_raw(&server, "/v1/completions", streamed.to_string().as_bytes(), None);
+    let (status, text) = post_raw(
+        &server,
+        "/v1/completions",
+        streamed.to_string().as_bytes(),
+        None,
+    );
     assert_eq!(status, 400, "{text}");
 }

@@ -11,7 +11,7 @@ pub use config::{FinishReason, SamplingConfig};
 pub use generate::{
     Generation, StopStringCheck, check_token_ids, generate_ids, generate_ids_with_stop,
 };
-pub use rows::{GenerationRow, RowHooks, RowStopCheck, TokenSink, generate_rows};
 pub use logprobs::{TokenScores, token_logprobs, token_scores, token_scores_checkpointed};
+pub use rows::{GenerationRow, RowHooks, RowStopCheck, TokenSink, generate_rows};
 pub use shared_prefix::UniqueRows;
 pub(crate) use shared_prefix::index_tensor;

@@ -76,7 +76,9 @@ pub fn generate_rows<B: Backend>(
             field: format!("rows[{index}]"),
             reason,
         };
-        row.sampling.validate().map_err(|err| bad(err.to_string()))?;
+        row.sampling
+            .validate()
+            .map_err(|err| bad(err.to_string()))?;
         if row.prompt.is_empty() {
             return Err(bad("the prompt is empty".into()));
         }
@@ -103,7 +105,8 @@ pub fn generate_rows<B: Backend>(
         .collect();
     let stop_check = hooks.stop_check;
     let on_token = hooks.on_token;
-    let mapped_stop = |row: usize, ids: &[u32]| stop_check.is_some_and(|check| check(live[row], ids));
+    let mapped_stop =
+        |row: usize, ids: &[u32]| stop_check.is_some_and(|check| check(live[row], ids));
     let mapped_sink = |row: usize, token: u32, logprob: f32| {
         if let Some(sink) = on_token {
             sink(live[row], token, logprob);
@@ -115,7 +118,10 @@ pub fn generate_rows<B: Backend>(
     };
     let mut out: Vec<Generation> = rows.iter().map(|_| Generation::default()).collect();
     if !specs.is_empty() {
-        for (&row, generation) in live.iter().zip(decode_batch(model, &specs, eos_ids, inner)?) {
+        for (&row, generation) in live
+            .iter()
+            .zip(decode_batch(model, &specs, eos_ids, inner)?)
+        {
             out[row] = generation;
         }
     }

@@ -28,7 +28,11 @@ pub(crate) fn argmax(values: &[f32]) -> usize {
 /// The `count` most likely tokens of `logits` with their log-probabilities under the same
 /// distribution [`sample_token`] reports (temperature-scaled; raw when greedy), most likely
 /// first, ties to the lowest id.
-pub(crate) fn top_logprobs(logits: &[f32], config: &SamplingConfig, count: usize) -> Vec<(u32, f32)> {
+pub(crate) fn top_logprobs(
+    logits: &[f32],
+    config: &SamplingConfig,
+    count: usize,
+) -> Vec<(u32, f32)> {
     let logprobs = if config.is_greedy() {
         log_softmax(logits)
     } else {

@@ -61,7 +61,11 @@ where
     let name = config.model_name.clone();
     let server = start(policy, config)?;
     // The one line scripts wait for (the port is real when --port 0 was given).
-    writeln!(std::io::stdout().lock(), "serving `{name}` at {}", server.base_url())?;
+    writeln!(
+        std::io::stdout().lock(),
+        "serving `{name}` at {}",
+        server.base_url()
+    )?;
     server.wait()?;
     Ok(())
 }
