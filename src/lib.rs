@@ -20,6 +20,10 @@
 pub mod backend;
 pub mod host_allocator;
 pub mod progress;
+#[cfg(feature = "serve")]
+pub mod remote;
+#[cfg(feature = "serve")]
+pub mod serve;
 
 pub use agent_rl_algos as algos;
 pub use agent_rl_core as core;

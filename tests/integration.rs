@@ -7,3 +7,5 @@ mod cli_lora;
 mod cli_plan;
 mod cli_reliability;
 mod cli_train;
+#[cfg(feature = "serve")]
+mod serve;

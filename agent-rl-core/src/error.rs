@@ -154,6 +154,14 @@ pub enum CoreError {
         /// What failed.
         reason: String,
     },
+    /// A remote policy endpoint failed (after its retries) or answered something unusable.
+    #[error("policy endpoint {endpoint}: {reason}")]
+    Remote {
+        /// The URL called.
+        endpoint: String,
+        /// What went wrong (status and the server's message, or the transport error).
+        reason: String,
+    },
     /// A device could not be created (e.g. CUDA without a driver).
     #[error("device `{device}` unavailable: {reason}")]
     DeviceUnavailable {

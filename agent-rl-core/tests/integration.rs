@@ -5,6 +5,7 @@ mod checkpointing;
 mod common;
 mod continuation;
 mod fused_model;
+mod generate_rows;
 mod generation;
 mod golden_logits;
 mod input_checks;

@@ -5,9 +5,8 @@
 use burn::prelude::*;
 
 use super::config::SamplingConfig;
-use super::generate::{
-    Generation, StopStringCheck, Stopping, check_token_ids, prefill, row_rngs, sample_rows,
-};
+use super::generate::{Generation, StopStringCheck, check_token_ids, prefill, sample_rows};
+use super::rows::{RowHooks, RowSpec, RowStopCheck};
 use crate::error::CoreError;
 use crate::model::{KvCache, Qwen2ForCausalLm};
 
@@ -91,14 +90,22 @@ pub fn generate_continuations<B: Backend>(
             cache,
         });
     }
-    let streams: Vec<u64> = (0..segments.len() as u64).collect();
-    let mut rngs = row_rngs(sampling.seed, &streams);
-    let stopping = Stopping {
-        sampling,
-        eos_ids,
-        stop_check,
+    let specs: Vec<RowSpec<'_>> = segments
+        .iter()
+        .enumerate()
+        .map(|(row, segment)| RowSpec {
+            prompt: segment,
+            sampling,
+            stream: row as u64,
+            top_logprobs: 0,
+        })
+        .collect();
+    let row_check = |_: usize, ids: &[u32]| stop_check.is_some_and(|check| check(ids));
+    let hooks = RowHooks {
+        stop_check: stop_check.map(|_| &row_check as RowStopCheck<'_>),
+        on_token: None,
     };
-    let (generations, kept) = sample_rows(model, cache, logits, &mut rngs, stopping, true)?;
+    let (generations, kept) = sample_rows(model, cache, logits, &specs, eos_ids, hooks, true)?;
     Ok(Continued {
         generations,
         cache: kept.unwrap_or_else(|| model.new_cache(segments.len())),

@@ -6,7 +6,8 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use super::config::{FinishReason, SamplingConfig};
-use super::sampler::sample_token;
+use super::rows::{RowHooks, RowSpec};
+use super::sampler::{sample_token, top_logprobs};
 use super::shared_prefix::UniqueRows;
 use crate::error::CoreError;
 use crate::model::Qwen2ForCausalLm;
@@ -21,6 +22,10 @@ pub struct Generation {
     pub logprobs: Vec<f32>,
     /// Why the sequence stopped.
     pub finish_reason: FinishReason,
+    /// Per new token, the most likely alternatives `(id, log-probability)` under the same
+    /// distribution as `logprobs`, most likely first; empty unless asked for
+    /// ([`super::GenerationRow::top_logprobs`]).
+    pub top_logprobs: Vec<Vec<(u32, f32)>>,
 }
 
 impl Default for Generation {
@@ -36,6 +41,7 @@ impl Generation {
             token_ids: Vec::new(),
             logprobs: Vec::new(),
             finish_reason: FinishReason::Length,
+            top_logprobs: Vec::new(),
         }
     }
 }
@@ -97,9 +103,20 @@ pub fn generate_ids_with_stop<B: Backend>(
         return Ok(prompts.iter().map(|_| Generation::empty()).collect());
     }
     let shards = decode_shards(prompts, sampling.decode_shards);
+    let row_check = |_: usize, ids: &[u32]| stop_check.is_some_and(|check| check(ids));
+    let hooks = RowHooks {
+        stop_check: stop_check.map(|_| &row_check as &(dyn Fn(usize, &[u32]) -> bool + Sync)),
+        on_token: None,
+    };
+    let spec = |row: usize| RowSpec {
+        prompt: &prompts[row],
+        sampling,
+        stream: row as u64,
+        top_logprobs: 0,
+    };
     if shards.len() == 1 {
-        let streams: Vec<u64> = (0..prompts.len() as u64).collect();
-        return decode_batch(model, prompts, &streams, sampling, eos_ids, stop_check);
+        let rows: Vec<RowSpec<'_>> = (0..prompts.len()).map(spec).collect();
+        return decode_batch(model, &rows, eos_ids, hooks);
     }
     // One rayon task per shard (on a pool thread, the kernels' own parallel loops split work
     // locally instead of queueing it from outside); each sequence keeps its own RNG stream (its
@@ -107,9 +124,8 @@ pub fn generate_ids_with_stop<B: Backend>(
     let results: Vec<_> = shards
         .par_iter()
         .map(|rows| {
-            let shard: Vec<Vec<u32>> = rows.iter().map(|&r| prompts[r].clone()).collect();
-            let streams: Vec<u64> = rows.iter().map(|&r| r as u64).collect();
-            decode_batch(model, &shard, &streams, sampling, eos_ids, stop_check)
+            let shard: Vec<RowSpec<'_>> = rows.iter().map(|&r| spec(r)).collect();
+            decode_batch(model, &shard, eos_ids, hooks)
         })
         .collect();
     let mut out: Vec<Option<Generation>> = vec![None; prompts.len()];
@@ -176,53 +192,30 @@ fn decode_shards(prompts: &[Vec<u32>], shards: usize) -> Vec<Vec<usize>> {
     out
 }
 
-/// Decodes one batch; `streams[i]` is the RNG stream of `prompts[i]`.
-fn decode_batch<B: Backend>(
+/// Decodes one batch of rows, each with its own settings and RNG stream; `hooks` see each
+/// row by its index in `rows`.
+pub(super) fn decode_batch<B: Backend>(
     model: &Qwen2ForCausalLm<B>,
-    prompts: &[Vec<u32>],
-    streams: &[u64],
-    sampling: &SamplingConfig,
+    rows: &[RowSpec<'_>],
     eos_ids: &[u32],
-    stop_check: Option<StopStringCheck<'_>>,
+    hooks: RowHooks<'_>,
 ) -> Result<Vec<Generation>, CoreError> {
-    let (cache, logits) = prefill(model, prompts, None);
-    let mut rngs = row_rngs(sampling.seed, streams);
-    let (generations, _) = sample_rows(
-        model,
-        cache,
-        logits,
-        &mut rngs,
-        Stopping {
-            sampling,
-            eos_ids,
-            stop_check,
-        },
-        false,
-    )?;
+    let prompts: Vec<&[u32]> = rows.iter().map(|row| row.prompt).collect();
+    let (cache, logits) = prefill(model, &prompts, None);
+    let (generations, _) = sample_rows(model, cache, logits, rows, eos_ids, hooks, false)?;
     Ok(generations)
-}
-
-/// One ChaCha8 generator per row, seeded with `seed` on the row's stream.
-pub(super) fn row_rngs(seed: u64, streams: &[u64]) -> Vec<ChaCha8Rng> {
-    streams
-        .iter()
-        .map(|&stream| {
-            let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            rng.set_stream(stream);
-            rng
-        })
-        .collect()
 }
 
 /// Runs `segments` (left-padded into one block) through the model after `cache`'s rows, or
 /// into a fresh cache when `cache` is `None` (equal segments then computed once and fanned
 /// out). Returns the cache and each row's next-token logits, `[rows, 1, vocab]`.
-pub(super) fn prefill<B: Backend>(
+pub(super) fn prefill<B: Backend, S: AsRef<[u32]>>(
     model: &Qwen2ForCausalLm<B>,
-    segments: &[Vec<u32>],
+    segments: &[S],
     cache: Option<KvCache<B>>,
 ) -> (KvCache<B>, Tensor<B, 3>) {
-    let width = segments.iter().map(Vec::len).max().unwrap_or(0);
+    let segments: Vec<&[u32]> = segments.iter().map(AsRef::as_ref).collect();
+    let width = segments.iter().map(|s| s.len()).max().unwrap_or(0);
     let padded: Vec<Vec<u32>> = segments
         .iter()
         .map(|p| {
@@ -246,7 +239,7 @@ pub(super) fn prefill<B: Backend>(
         return (cache, last(hidden));
     }
     // Equal prompts (a GRPO group's K samples) are prefilled once and fanned out.
-    let unique = UniqueRows::of(segments);
+    let unique = UniqueRows::of(&segments);
     let mut cache = model.new_cache(unique.representatives.len());
     let hidden = model.forward_hidden(
         qwen2_ids_tensor(&unique.pick(&padded), &device),
@@ -261,34 +254,31 @@ pub(super) fn prefill<B: Backend>(
     (cache, logits)
 }
 
-/// What ends a sequence.
-#[derive(Clone, Copy)]
-pub(super) struct Stopping<'a> {
-    pub(super) sampling: &'a SamplingConfig,
-    pub(super) eos_ids: &'a [u32],
-    pub(super) stop_check: Option<StopStringCheck<'a>>,
-}
-
-/// Samples every row of `cache` from `logits` (`[rows, 1, vocab]`) until it stops, feeding each
-/// sampled token back through the cache; finished rows leave the batch. With `keep_cache`,
-/// also returns the cache of every row as it left (its tokens up to, not including, the last
-/// sampled one), rows in their original order.
+/// Samples every row of `cache` from `logits` (`[rows, 1, vocab]`) until it stops, row `i`
+/// with `rows[i]`'s settings and RNG stream, feeding each sampled token back through the cache;
+/// finished rows leave the batch. `hooks` see each row by its index in `rows`. With
+/// `keep_cache`, also returns the cache of every row as it left (its tokens up to, not
+/// including, the last sampled one), rows in their original order.
 pub(super) fn sample_rows<B: Backend>(
     model: &Qwen2ForCausalLm<B>,
     mut cache: KvCache<B>,
     mut logits: Tensor<B, 3>,
-    rngs: &mut [ChaCha8Rng],
-    stopping: Stopping<'_>,
+    specs: &[RowSpec<'_>],
+    eos_ids: &[u32],
+    hooks: RowHooks<'_>,
     keep_cache: bool,
 ) -> Result<(Vec<Generation>, Option<KvCache<B>>), CoreError> {
-    let Stopping {
-        sampling,
-        eos_ids,
-        stop_check,
-    } = stopping;
     let vocab = model.config().vocab_size;
     let device = model.device();
-    let rows = rngs.len();
+    let rows = specs.len();
+    let mut rngs: Vec<ChaCha8Rng> = specs
+        .iter()
+        .map(|row| {
+            let mut rng = ChaCha8Rng::seed_from_u64(row.sampling.seed);
+            rng.set_stream(row.stream);
+            rng
+        })
+        .collect();
     let mut out: Vec<Generation> = (0..rows).map(|_| Generation::empty()).collect();
     let mut left: Vec<(Vec<usize>, KvCache<B>)> = Vec::new();
     let mut live: Vec<usize> = (0..rows).collect();
@@ -304,19 +294,28 @@ pub(super) fn sample_rows<B: Backend>(
         let mut next_live = Vec::new();
         let mut next_tokens = Vec::new();
         for (row, &index) in live.iter().enumerate() {
-            let (token, logprob) = sample_token(
-                &host[row * vocab..(row + 1) * vocab],
-                sampling,
-                &mut rngs[index],
-            );
+            let spec = &specs[index];
+            let sampling = spec.sampling;
+            let row_logits = &host[row * vocab..(row + 1) * vocab];
+            let (token, logprob) = sample_token(row_logits, sampling, &mut rngs[index]);
             let generation = &mut out[index];
             generation.token_ids.push(token);
             generation.logprobs.push(logprob);
+            if spec.top_logprobs > 0 {
+                let top = top_logprobs(row_logits, sampling, spec.top_logprobs);
+                generation.top_logprobs.push(top);
+            }
+            if let Some(on_token) = hooks.on_token {
+                on_token(index, token, logprob);
+            }
             let stop_id = (!sampling.ignore_eos && eos_ids.contains(&token))
                 || sampling.stop_token_ids.contains(&token);
             if stop_id {
                 generation.finish_reason = FinishReason::Stop;
-            } else if stop_check.is_some_and(|check| check(&generation.token_ids)) {
+            } else if hooks
+                .stop_check
+                .is_some_and(|check| check(index, &generation.token_ids))
+            {
                 generation.finish_reason = FinishReason::StopString;
             } else if generation.token_ids.len() < sampling.max_new_tokens {
                 next_live.push(row);

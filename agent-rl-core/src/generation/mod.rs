@@ -4,6 +4,7 @@ mod config;
 mod continuation;
 mod generate;
 mod logprobs;
+mod rows;
 mod sampler;
 mod shared_prefix;
 
@@ -13,5 +14,6 @@ pub use generate::{
     Generation, StopStringCheck, check_token_ids, generate_ids, generate_ids_with_stop,
 };
 pub use logprobs::{TokenScores, token_logprobs, token_scores, token_scores_checkpointed};
+pub use rows::{GenerationRow, RowHooks, RowStopCheck, TokenSink, generate_rows};
 pub use shared_prefix::UniqueRows;
 pub(crate) use shared_prefix::index_tensor;

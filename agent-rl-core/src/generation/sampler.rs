@@ -25,6 +25,32 @@ pub(crate) fn argmax(values: &[f32]) -> usize {
     best
 }
 
+/// The `count` most likely tokens of `logits` with their log-probabilities under the same
+/// distribution [`sample_token`] reports (temperature-scaled; raw when greedy), most likely
+/// first, ties to the lowest id.
+pub(crate) fn top_logprobs(
+    logits: &[f32],
+    config: &SamplingConfig,
+    count: usize,
+) -> Vec<(u32, f32)> {
+    let logprobs = if config.is_greedy() {
+        log_softmax(logits)
+    } else {
+        let scaled: Vec<f32> = logits.iter().map(|&l| l / config.temperature).collect();
+        log_softmax(&scaled)
+    };
+    let mut order: Vec<usize> = (0..logprobs.len()).collect();
+    let count = count.min(order.len());
+    if count == 0 {
+        return Vec::new();
+    }
+    let by_logprob = |a: &usize, b: &usize| logprobs[*b].total_cmp(&logprobs[*a]).then(a.cmp(b));
+    order.select_nth_unstable_by(count - 1, by_logprob);
+    order.truncate(count);
+    order.sort_by(by_logprob);
+    order.into_iter().map(|i| (i as u32, logprobs[i])).collect()
+}
+
 /// Picks a token from `logits`; returns the token and its log-probability under the
 /// temperature-scaled distribution (raw when greedy), before filtering.
 pub(crate) fn sample_token(
@@ -145,6 +171,23 @@ mod tests {
         // No filter: every token shows up over 400 draws at temperature 3.
         let all = draws(&logits, &config(3.0, 0, 1.0, 0.0));
         assert!((0..5).all(|t| all.contains(&t)));
+    }
+
+    #[test]
+    fn top_logprobs_are_sorted_and_match_the_sampled_distribution() {
+        let logits = [1.0, 3.0, 2.0, 3.0];
+        let greedy = SamplingConfig::greedy(1);
+        let top = top_logprobs(&logits, &greedy, 3);
+        let ids: Vec<u32> = top.iter().map(|&(id, _)| id).collect();
+        assert_eq!(ids, [1, 3, 2]);
+        let (token, logprob) = sample_token(&logits, &greedy, &mut ChaCha8Rng::seed_from_u64(0));
+        assert_eq!((token, logprob), top[0]);
+        let hot = config(2.0, 0, 1.0, 0.0);
+        let scaled = log_softmax(&[0.5, 1.5, 1.0, 1.5]);
+        let top = top_logprobs(&logits, &hot, 10);
+        assert_eq!(top.len(), 4);
+        assert!((top[2].1 - scaled[2]).abs() < 1e-6);
+        assert!(top_logprobs(&logits, &hot, 0).is_empty());
     }
 
     #[test]

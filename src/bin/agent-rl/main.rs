@@ -14,6 +14,8 @@ mod logprobs;
 mod merge;
 mod model_args;
 mod plan;
+#[cfg(feature = "serve")]
+mod serve;
 mod train;
 mod train_config;
 mod train_grpo;
@@ -48,6 +50,9 @@ enum Command {
     Eval(eval::EvalCommand),
     /// Estimate a training run's device memory, per component, and whether it fits.
     Plan(plan::PlanArgs),
+    /// Serve a model with an OpenAI-compatible HTTP API.
+    #[cfg(feature = "serve")]
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -61,5 +66,7 @@ fn main() -> anyhow::Result<()> {
         Command::Train(command) => train::run(command),
         Command::Eval(command) => eval::run(command),
         Command::Plan(args) => plan::run(args),
+        #[cfg(feature = "serve")]
+        Command::Serve(args) => serve::run(args),
     }
 }

@@ -1,0 +1,100 @@
+//! `agent-rl serve`: the OpenAI-compatible server over a local model.
+
+use std::io::Write;
+
+use agent_rl::backend::PolicyJob;
+use agent_rl::core::BurnPolicy;
+use agent_rl::core::Qwen2ForCausalLm;
+use agent_rl::serve::{ServeConfig, start};
+use anyhow::Context;
+use burn::prelude::Backend;
+
+use crate::model_args::{AdapterArgs, ModelArgs, with_adapted_policy};
+
+/// Serve a model with OpenAI's chat-completions API.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    adapter: AdapterArgs,
+    /// Address to listen on (loopback by default; use 0.0.0.0 to expose it).
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// Port (0 = any free port; the bound address is printed).
+    #[arg(long, default_value_t = 8000)]
+    port: u16,
+    /// Name clients send as `model` (default: the model directory's name).
+    #[arg(long)]
+    served_model_name: Option<String>,
+    /// Most sequences decoded together in one batch.
+    #[arg(long, default_value_t = 16)]
+    max_batch: usize,
+    /// Largest `max_tokens` a request may ask for.
+    #[arg(long, default_value_t = 4096)]
+    max_tokens_limit: usize,
+    /// Environment variable holding the API key clients must send (none = no key).
+    #[arg(long)]
+    api_key_env: Option<String>,
+    /// Allow `/v1/load_lora_adapter` and `/v1/unload_lora_adapter` (they read adapter
+    /// directories from this machine's disk).
+    #[arg(long)]
+    allow_runtime_lora: bool,
+}
+
+struct Job {
+    config: ServeConfig,
+}
+
+impl PolicyJob for Job {
+    type Output = ();
+
+    fn run<B: Backend>(self, policy: BurnPolicy<B>) -> anyhow::Result<()> {
+        run_server(policy, self.config)
+    }
+}
+
+fn run_server<B: Backend>(policy: BurnPolicy<B>, config: ServeConfig) -> anyhow::Result<()>
+where
+    Qwen2ForCausalLm<B>: Send + 'static,
+{
+    let name = config.model_name.clone();
+    let server = start(policy, config)?;
+    // The one line scripts wait for (the port is real when --port 0 was given).
+    writeln!(
+        std::io::stdout().lock(),
+        "serving `{name}` at {}",
+        server.base_url()
+    )?;
+    server.wait()?;
+    Ok(())
+}
+
+/// Runs `serve`.
+pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let api_key = match &args.api_key_env {
+        Some(var) => Some(
+            std::env::var(var)
+                .with_context(|| format!("--api-key-env {var}: the variable is not set"))?,
+        ),
+        None => None,
+    };
+    let model_name = args.served_model_name.clone().unwrap_or_else(|| {
+        args.model
+            .model
+            .file_name()
+            .map_or_else(|| "agent-rl".into(), |n| n.to_string_lossy().into_owned())
+    });
+    let config = ServeConfig {
+        host: args.host.clone(),
+        port: args.port,
+        model_name,
+        max_batch: args.max_batch,
+        max_tokens_limit: args.max_tokens_limit,
+        api_key,
+        allow_runtime_lora: args.allow_runtime_lora,
+        ..ServeConfig::default()
+    };
+    config.validate()?;
+    with_adapted_policy(&args.model, &args.adapter, Job { config })
+}

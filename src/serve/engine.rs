@@ -1,0 +1,386 @@
+//! The generation worker: one thread owns the model and decodes whatever requests are queued
+//! as one batch ([`generate_rows`]), so concurrent clients share the model's forward passes.
+
+use std::collections::{HashMap, VecDeque};
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use agent_rl_core::generation::{Generation, GenerationRow, RowHooks, generate_rows};
+use agent_rl_core::lora::load_adapter;
+use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
+use burn::prelude::Backend;
+use serde::Serialize;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::oneshot;
+
+use super::error::{ApiError, ServeError};
+
+/// What the worker tells a request's handler.
+#[derive(Debug)]
+pub(crate) enum JobEvent {
+    /// Row `row` of the job sampled `token`.
+    Token {
+        /// The job's row.
+        row: usize,
+        /// The sampled id.
+        token: u32,
+    },
+    /// All rows finished (or failed).
+    Done(Result<Vec<Generation>, String>),
+}
+
+/// What the worker is asked to do.
+pub(crate) enum Command {
+    /// Generate.
+    Generate(Job),
+    /// Load a PEFT adapter from `path` and serve it as `name`.
+    LoadAdapter {
+        name: String,
+        path: PathBuf,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
+    /// Forget adapter `name`.
+    UnloadAdapter {
+        name: String,
+        reply: oneshot::Sender<bool>,
+    },
+}
+
+/// One request's rows, queued for the worker.
+pub(crate) struct Job {
+    /// The adapter to decode with (`None`: the base model).
+    pub adapter: Option<String>,
+    /// The sequences to decode (`n` per prompt).
+    pub rows: Vec<GenerationRow>,
+    /// Stop strings of every row (ends a row when its decoded text contains one).
+    pub stops: Vec<String>,
+    /// Send [`JobEvent::Token`] for every token (streaming requests).
+    pub stream_tokens: bool,
+    /// Where events go.
+    pub events: UnboundedSender<JobEvent>,
+}
+
+/// Counters of the server's work since it started (`GET /metrics`).
+#[derive(Debug, Default)]
+pub struct ServeMetrics {
+    requests: AtomicU64,
+    batches: AtomicU64,
+    rows: AtomicU64,
+    generated_tokens: AtomicU64,
+    largest_batch: AtomicU64,
+}
+
+/// A copy of [`ServeMetrics`] at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MetricsSnapshot {
+    /// Generation requests accepted (chat and text completions).
+    pub requests: u64,
+    /// Generation batches run (fewer than `requests` when requests were batched together).
+    pub batches: u64,
+    /// Sequences decoded (requests × `n`).
+    pub rows: u64,
+    /// New tokens generated.
+    pub generated_tokens: u64,
+    /// Most sequences decoded in one batch.
+    pub largest_batch: u64,
+}
+
+impl ServeMetrics {
+    /// The current counts.
+    pub fn snapshot(&self) -> MetricsSnapshot {
+        MetricsSnapshot {
+            requests: self.requests.load(Ordering::Relaxed),
+            batches: self.batches.load(Ordering::Relaxed),
+            rows: self.rows.load(Ordering::Relaxed),
+            generated_tokens: self.generated_tokens.load(Ordering::Relaxed),
+            largest_batch: self.largest_batch.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Prometheus text exposition of the counters.
+    pub fn prometheus(&self) -> String {
+        let s = self.snapshot();
+        let mut out = String::new();
+        for (name, help, kind, value) in [
+            (
+                "agent_rl_requests_total",
+                "Generation requests accepted.",
+                "counter",
+                s.requests,
+            ),
+            (
+                "agent_rl_generation_batches_total",
+                "Generation batches run.",
+                "counter",
+                s.batches,
+            ),
+            (
+                "agent_rl_sequences_total",
+                "Sequences decoded.",
+                "counter",
+                s.rows,
+            ),
+            (
+                "agent_rl_generated_tokens_total",
+                "New tokens generated.",
+                "counter",
+                s.generated_tokens,
+            ),
+            (
+                "agent_rl_largest_batch",
+                "Most sequences in one batch.",
+                "gauge",
+                s.largest_batch,
+            ),
+        ] {
+            out.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
+            ));
+        }
+        out
+    }
+}
+
+/// The handle handlers submit jobs through.
+#[derive(Clone)]
+pub(crate) struct Engine {
+    sender: Sender<Command>,
+    /// Shared counters.
+    pub metrics: Arc<ServeMetrics>,
+}
+
+/// Limits of the batcher.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BatchLimits {
+    pub max_batch: usize,
+    pub wait: Duration,
+    pub max_positions: usize,
+}
+
+impl Engine {
+    /// Starts the worker thread, which owns `model`.
+    ///
+    /// # Errors
+    /// [`ServeError::Runtime`] when the thread cannot be spawned.
+    pub fn spawn<B: Backend>(
+        model: Qwen2ForCausalLm<B>,
+        tokenizer: Arc<ChatTokenizer>,
+        limits: BatchLimits,
+    ) -> Result<Self, ServeError>
+    where
+        Qwen2ForCausalLm<B>: Send + 'static,
+    {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let metrics = Arc::new(ServeMetrics::default());
+        let worker_metrics = Arc::clone(&metrics);
+        std::thread::Builder::new()
+            .name("agent-rl-generate".into())
+            .spawn(move || {
+                worker(&model, &tokenizer, &receiver, limits, &worker_metrics);
+            })
+            .map_err(ServeError::Runtime)?;
+        Ok(Self { sender, metrics })
+    }
+
+    /// Queues a job.
+    ///
+    /// # Errors
+    /// 500 when the worker has stopped.
+    pub fn submit(&self, job: Job) -> Result<(), ApiError> {
+        self.metrics.requests.fetch_add(1, Ordering::Relaxed);
+        self.command(Command::Generate(job))
+    }
+
+    /// Sends any command to the worker.
+    ///
+    /// # Errors
+    /// 500 when the worker has stopped.
+    pub fn command(&self, command: Command) -> Result<(), ApiError> {
+        self.sender
+            .send(command)
+            .map_err(|_| ApiError::internal("the generation worker has stopped"))
+    }
+}
+
+/// The worker loop: waits for a job, gathers what else is queued (up to `max_batch` rows of
+/// one model or adapter that fit the context together), decodes them as one batch; loads and
+/// unloads adapters between batches; ends when every handle is dropped.
+fn worker<B: Backend>(
+    model: &Qwen2ForCausalLm<B>,
+    tokenizer: &ChatTokenizer,
+    receiver: &Receiver<Command>,
+    limits: BatchLimits,
+    metrics: &ServeMetrics,
+) {
+    let mut pending: VecDeque<Job> = VecDeque::new();
+    let mut adapters: HashMap<String, Qwen2ForCausalLm<B>> = HashMap::new();
+    loop {
+        if pending.is_empty() {
+            match receiver.recv() {
+                Ok(command) => handle(command, &mut pending, &mut adapters, model),
+                Err(_) => return,
+            }
+            if pending.is_empty() {
+                continue;
+            }
+            let deadline = Instant::now() + limits.wait;
+            while pending.iter().map(|j| j.rows.len()).sum::<usize>() < limits.max_batch {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match receiver.recv_timeout(left) {
+                    Ok(command) => handle(command, &mut pending, &mut adapters, model),
+                    Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
+                }
+            }
+        }
+        while let Ok(command) = receiver.try_recv() {
+            handle(command, &mut pending, &mut adapters, model);
+        }
+        let batch = take_batch(&mut pending, limits);
+        let adapter = batch.first().and_then(|job| job.adapter.clone());
+        match adapter {
+            None => run_batch(model, tokenizer, batch, metrics),
+            Some(name) => match adapters.get(&name) {
+                Some(adapted) => run_batch(adapted, tokenizer, batch, metrics),
+                None => {
+                    for job in batch {
+                        let message = format!("the adapter `{name}` was unloaded");
+                        let _ = job.events.send(JobEvent::Done(Err(message)));
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// Queues a job, or loads / unloads an adapter (answering its reply channel).
+fn handle<B: Backend>(
+    command: Command,
+    pending: &mut VecDeque<Job>,
+    adapters: &mut HashMap<String, Qwen2ForCausalLm<B>>,
+    model: &Qwen2ForCausalLm<B>,
+) {
+    match command {
+        Command::Generate(job) => pending.push_back(job),
+        Command::LoadAdapter { name, path, reply } => {
+            let loaded =
+                std::panic::catch_unwind(AssertUnwindSafe(|| load_adapter(model.clone(), &path)));
+            let result = match loaded {
+                Ok(Ok((adapted, _))) => {
+                    adapters.insert(name, adapted);
+                    Ok(())
+                }
+                Ok(Err(err)) => Err(format!("{}: {err}", path.display())),
+                Err(_) => Err(format!("{}: loading the adapter panicked", path.display())),
+            };
+            let _ = reply.send(result);
+        }
+        Command::UnloadAdapter { name, reply } => {
+            let _ = reply.send(adapters.remove(&name).is_some());
+        }
+    }
+}
+
+/// Takes the front job and, in queue order, the others for the same model or adapter while
+/// their rows fit `max_batch` and the context; the rest stay queued in order.
+fn take_batch(pending: &mut VecDeque<Job>, limits: BatchLimits) -> Vec<Job> {
+    let mut batch: Vec<Job> = Vec::new();
+    let mut rest: VecDeque<Job> = VecDeque::new();
+    let (mut rows, mut width, mut budget) = (0, 0, 0);
+    while let Some(job) = pending.pop_front() {
+        let job_width = job.rows.iter().map(|r| r.prompt.len()).max().unwrap_or(0);
+        let job_budget = job
+            .rows
+            .iter()
+            .map(|r| r.sampling.max_new_tokens)
+            .max()
+            .unwrap_or(0);
+        let fits = batch
+            .first()
+            .is_none_or(|first| first.adapter == job.adapter)
+            && rows + job.rows.len() <= limits.max_batch
+            && width.max(job_width) + budget.max(job_budget) <= limits.max_positions;
+        if !batch.is_empty() && !fits {
+            rest.push_back(job);
+            continue;
+        }
+        rows += job.rows.len();
+        width = width.max(job_width);
+        budget = budget.max(job_budget);
+        batch.push(job);
+    }
+    *pending = rest;
+    batch
+}
+
+/// Decodes the jobs' rows together and sends each job its generations; on failure retries
+/// each job alone so that one bad request fails only itself.
+fn run_batch<B: Backend>(
+    model: &Qwen2ForCausalLm<B>,
+    tokenizer: &ChatTokenizer,
+    jobs: Vec<Job>,
+    metrics: &ServeMetrics,
+) {
+    let rows: Vec<GenerationRow> = jobs.iter().flat_map(|j| j.rows.iter().cloned()).collect();
+    let owners: Vec<(usize, usize)> = jobs
+        .iter()
+        .enumerate()
+        .flat_map(|(j, job)| (0..job.rows.len()).map(move |r| (j, r)))
+        .collect();
+    let stop_check = |row: usize, ids: &[u32]| {
+        let stops = &jobs[owners[row].0].stops;
+        !stops.is_empty()
+            && tokenizer
+                .decode(ids, true)
+                .is_ok_and(|text| stops.iter().any(|s| text.contains(s.as_str())))
+    };
+    let on_token = |row: usize, token: u32, _logprob: f32| {
+        let (job, local) = owners[row];
+        if jobs[job].stream_tokens {
+            let _ = jobs[job].events.send(JobEvent::Token { row: local, token });
+        }
+    };
+    let hooks = RowHooks {
+        stop_check: Some(&stop_check),
+        on_token: Some(&on_token),
+    };
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        generate_rows(model, &rows, &tokenizer.eos_ids, hooks)
+    }));
+    let generations = match result {
+        Ok(Ok(generations)) => generations,
+        failed => {
+            if jobs.len() > 1 {
+                for job in jobs {
+                    run_batch(model, tokenizer, vec![job], metrics);
+                }
+                return;
+            }
+            let message = match failed {
+                Ok(Err(err)) => err.to_string(),
+                _ => "generation panicked (the server keeps running)".to_owned(),
+            };
+            for job in &jobs {
+                let _ = job.events.send(JobEvent::Done(Err(message.clone())));
+            }
+            return;
+        }
+    };
+    metrics.batches.fetch_add(1, Ordering::Relaxed);
+    metrics.rows.fetch_add(rows.len() as u64, Ordering::Relaxed);
+    metrics
+        .largest_batch
+        .fetch_max(rows.len() as u64, Ordering::Relaxed);
+    let tokens: usize = generations.iter().map(|g| g.token_ids.len()).sum();
+    metrics
+        .generated_tokens
+        .fetch_add(tokens as u64, Ordering::Relaxed);
+    let mut generations = generations.into_iter();
+    for job in jobs {
+        let mine: Vec<Generation> = generations.by_ref().take(job.rows.len()).collect();
+        let _ = job.events.send(JobEvent::Done(Ok(mine)));
+    }
+}

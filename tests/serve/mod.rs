@@ -1,0 +1,9 @@
+//! `agent-rl serve` and the remote policy, driven over real HTTP on loopback ports.
+
+mod chat;
+mod cli;
+mod client;
+mod common;
+mod errors;
+mod lora;
+mod stream;
