@@ -1,14 +1,21 @@
 """Reference side of the GRPO benchmark: TRL's GRPOTrainer on the directory examples/bench_grpo.rs wrote.
 
-Same model weights, tokenizer and prompt texts as the Rust side; same workload: 8 prompts x K = 8
-completions per step, 64-token prompts, exactly 64 completion tokens (min_new_tokens), beta 0.04,
-temperature 1, AdamW at a constant learning rate. Seconds per optimiser step are the median over
-the steps after the first (warm-up); generated tokens/s = 8 * 8 * 64 / step time; the rollout
-share (TRL's generation call, timed by wrapping it) is reported beside it. Prints one JSON line. Run through benches/run_bench_grpo.sh.
+Same model weights, tokenizer and prompt texts as the Rust side; same workload and the same flags
+(defaults: 8 prompts x K = 8 completions per step, 64-token prompts, exactly 64 completion tokens
+via min_new_tokens), beta 0.04, temperature 1, AdamW at a constant learning rate. Gradient
+checkpointing is a flag (TRL turns it on by default; it trades speed for memory, so the benchmark
+states it). Seconds per optimiser step are the median over the steps after the first (warm-up);
+generated tokens/s = prompts * K * completion tokens / step time; the rollout share (TRL's
+generation call, timed by wrapping it) is reported beside it; peak_rss_bytes is the process's
+peak resident set (ru_maxrss). Prints one JSON line. Run through benches/run_bench_grpo.sh:
+
+    python3 benches/bench_grpo_trl.py --out DIR [--steps 4] [--prompt-length 64]
+        [--completion-length 64] [--num-generations 8] [--prompts 8] [--gradient-checkpointing off]
 """
+import argparse
 import json
+import resource
 import os
-import sys
 import tempfile
 import time
 
@@ -16,8 +23,6 @@ import torch
 from datasets import Dataset
 from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
-
-PROMPTS, K, PROMPT_TOKENS, COMPLETION_TOKENS = 8, 8, 64, 64
 
 
 def share_of_e(completions, **_):
@@ -52,9 +57,34 @@ class StepTimer(TrainerCallback):
         self.times.append(time.perf_counter() - self.started)
 
 
+def positive(text):
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not positive")
+    return value
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description="TRL side of the GRPO step benchmark")
+    parser.add_argument("--out", default="target/bench_grpo", help="directory bench_grpo wrote")
+    parser.add_argument("--steps", type=positive, default=4)
+    parser.add_argument("--prompt-length", type=positive, default=64)
+    parser.add_argument("--completion-length", type=positive, default=64)
+    parser.add_argument("--num-generations", type=positive, default=8)
+    parser.add_argument("--prompts", type=positive, default=8)
+    parser.add_argument("--gradient-checkpointing", choices=["on", "off"], default="off")
+    args = parser.parse_args()
+    if args.steps < 2:
+        parser.error("--steps must be at least 2 (the first step is warm-up)")
+    return args
+
+
 def main():
-    directory = sys.argv[1]
-    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 4
+    args = parse_args()
+    directory, steps = args.out, args.steps
+    PROMPTS, K = args.prompts, args.num_generations
+    PROMPT_TOKENS, COMPLETION_TOKENS = args.prompt_length, args.completion_length
+    checkpointing = args.gradient_checkpointing == "on"
     torch.manual_seed(0)
     tokenizer = AutoTokenizer.from_pretrained(directory)
     with open(os.path.join(directory, "prompts.json")) as f:
@@ -83,6 +113,7 @@ def main():
             bf16=False,
             seed=0,
             dataloader_num_workers=0,
+            gradient_checkpointing=checkpointing,
         )
         trainer = GRPOTrainer(model=model, reward_funcs=share_of_e, args=config, train_dataset=dataset,
                               processing_class=tokenizer, callbacks=[timer])
@@ -99,8 +130,15 @@ def main():
         "impl": f"TRL {__import__('trl').__version__} GRPOTrainer / transformers "
                 f"{__import__('transformers').__version__} / torch {torch.__version__}",
         "backend": f"cpu, {torch.get_num_threads()} threads",
+        "prompt_length": PROMPT_TOKENS,
+        "completion_length": COMPLETION_TOKENS,
+        "num_generations": K,
+        "prompts": PROMPTS,
+        "gradient_checkpointing": checkpointing,
         "steps_timed": len(times),
+        "seconds_per_step": step,
         "step_s": step,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "generated_tokens_per_s": PROMPTS * K * COMPLETION_TOKENS / step,
         "rollout_s": rollout,
         "rollout_tokens_per_s": PROMPTS * K * COMPLETION_TOKENS / rollout,

@@ -1,17 +1,20 @@
 //! Benchmark of one GRPO step next to TRL's `GRPOTrainer`, on the same model, tokenizer and prompts.
 //!
-//! Workload (issue 4): K = 8 completions for each of 8 prompts per step, 64-token prompts, 64
-//! completion tokens (eos ignored, so every completion has exactly 64), `beta = 0.04` (a frozen
-//! reference model scores every completion), temperature 1, AdamW. The model is the policy
+//! Workload (issue 4; every size a flag, issue 22): K = 8 completions for each of 8 prompts per
+//! step, 64-token prompts, 64 completion tokens (eos ignored, so every completion has exactly
+//! that many), `beta = 0.04` (a frozen reference model scores every completion), temperature 1,
+//! AdamW, no gradient checkpointing. The model is the policy
 //! benchmark's Qwen2 (hidden 256, intermediate 704, 4 layers, 4 heads, 2 KV heads) over the fixture
 //! tokenizer's 384-token vocabulary.
 //!
 //! The example writes the model (`save_pretrained`), the tokenizer and the prompt texts to
-//! `--out DIR`, runs `--steps` GRPO steps and prints one JSON line; `benches/bench_grpo_trl.py`
-//! loads the same directory into TRL. `benches/run_bench_grpo.sh` runs both in one go.
+//! `--out DIR`, runs `--steps` GRPO steps and prints one JSON line (`seconds_per_step` and
+//! `peak_rss_bytes` among its keys); `benches/bench_grpo_trl.py` takes the same flags and loads
+//! the same directory into TRL. `benches/run_bench_grpo.sh` runs both in one go.
 //!
 //! ```text
-//! cargo run --release --example bench_grpo -- [--out target/bench_grpo] [--steps 4]
+//! cargo run --release --example bench_grpo -- [--out target/bench_grpo] [--steps 4] \
+//!     [--prompt-length 64] [--completion-length 64] [--num-generations 8] [--prompts 8]
 //! ```
 
 use std::path::PathBuf;
@@ -27,13 +30,16 @@ use serde_json::json;
 
 #[path = "shared/bench_model.rs"]
 mod bench_model;
-use bench_model::{bench_config, median};
+use bench_model::{bench_config, median, peak_rss_bytes};
 
-/// Tokens per prompt, per completion; prompts per step; completions per prompt.
-const PROMPT_TOKENS: usize = 64;
-const COMPLETION_TOKENS: usize = 64;
-const PROMPTS: usize = 8;
-const K: usize = 8;
+/// The workload's sizes (flags).
+struct Workload {
+    prompt_tokens: usize,
+    completion_tokens: usize,
+    prompts: usize,
+    num_generations: usize,
+    steps: usize,
+}
 
 /// A template that renders the user's text as is, so that both sides see the same prompt ids.
 const PLAIN_TEMPLATE: &str = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
@@ -52,17 +58,17 @@ fn share_of_e() -> impl Reward {
     })
 }
 
-/// `PROMPTS` texts of exactly `PROMPT_TOKENS` tokens each (checked by re-encoding).
-fn prompt_texts(tokenizer: &ChatTokenizer) -> anyhow::Result<Vec<String>> {
+/// `count` texts of exactly `tokens` tokens each (checked by re-encoding).
+fn prompt_texts(tokenizer: &ChatTokenizer, count: usize, tokens: usize) -> anyhow::Result<Vec<String>> {
     const WORDS: [&str; 16] = [
         "the", "tool", "call", "weather", "in", "paris", "returns", "a", "value", "of", "time",
         "add", "two", "numbers", "and", "answer",
     ];
     let mut state = 0x9e37_79b9_7f4a_7c15_u64;
     let mut texts = Vec::new();
-    while texts.len() < PROMPTS {
+    while texts.len() < count {
         let mut text = String::new();
-        while tokenizer.encode(&text)?.len() < PROMPT_TOKENS + 8 {
+        while tokenizer.encode(&text)?.len() < tokens + 8 {
             state = state
                 .wrapping_mul(6_364_136_223_846_793_005)
                 .wrapping_add(1_442_695_040_888_963_407);
@@ -70,8 +76,8 @@ fn prompt_texts(tokenizer: &ChatTokenizer) -> anyhow::Result<Vec<String>> {
             text.push(' ');
         }
         let ids = tokenizer.encode(&text)?;
-        let cut = tokenizer.decode(&ids[..PROMPT_TOKENS], false)?;
-        if tokenizer.encode(&cut)?.len() == PROMPT_TOKENS {
+        let cut = tokenizer.decode(&ids[..tokens], false)?;
+        if tokenizer.encode(&cut)?.len() == tokens {
             texts.push(cut);
         }
     }
@@ -88,10 +94,26 @@ fn main() -> anyhow::Result<()> {
             .cloned()
     };
     let out = PathBuf::from(value_of("--out").unwrap_or_else(|| "target/bench_grpo".into()));
-    let steps: usize = value_of("--steps").map_or(Ok(4), |s| s.parse())?;
+    let number = |flag: &str, default: usize| -> anyhow::Result<usize> {
+        let value = value_of(flag).map_or(Ok(default), |s| s.parse());
+        let value = value.map_err(|err| anyhow::anyhow!("{flag}: {err}"))?;
+        anyhow::ensure!(value > 0, "{flag} must be positive");
+        Ok(value)
+    };
+    let work = Workload {
+        prompt_tokens: number("--prompt-length", 64)?,
+        completion_tokens: number("--completion-length", 64)?,
+        prompts: number("--prompts", 8)?,
+        num_generations: number("--num-generations", 8)?,
+        steps: number("--steps", 4)?,
+    };
     anyhow::ensure!(
-        steps >= 2,
+        work.steps >= 2,
         "--steps must be at least 2 (the first step is warm-up)"
+    );
+    anyhow::ensure!(
+        work.num_generations >= 2,
+        "--num-generations must be at least 2 (GRPO compares completions within a group)"
     );
 
     let fixture = toy_tokenizer()?;
@@ -102,9 +124,12 @@ fn main() -> anyhow::Result<()> {
         fixture.pad_id,
     );
     let device = Default::default();
-    let model =
-        random_model::<CpuTrainBackend>(&bench_config(tokenizer.vocab_size()), 0, 0.02, &device)?;
-    let texts = prompt_texts(&tokenizer)?;
+    let mut model_config = bench_config(tokenizer.vocab_size());
+    model_config.max_position_embeddings = model_config
+        .max_position_embeddings
+        .max(work.prompt_tokens + work.completion_tokens);
+    let model = random_model::<CpuTrainBackend>(&model_config, 0, 0.02, &device)?;
+    let texts = prompt_texts(&tokenizer, work.prompts, work.prompt_tokens)?;
     save_pretrained(&model, &out, SaveOptions::default())?;
     tokenizer.save_to_dir(&out)?;
     std::fs::write(
@@ -123,14 +148,14 @@ fn main() -> anyhow::Result<()> {
         })
         .collect();
     let mut config = GrpoConfig {
-        num_generations: K,
-        prompts_per_step: PROMPTS,
-        max_steps: steps,
+        num_generations: work.num_generations,
+        prompts_per_step: work.prompts,
+        max_steps: work.steps,
         beta: 0.04,
         seed: 0,
         ..GrpoConfig::default()
     }
-    .with_max_completion_length(COMPLETION_TOKENS);
+    .with_max_completion_length(work.completion_tokens);
     config.sampling.ignore_eos = true;
     config.sampling.temperature = 1.0;
     // One decoding shard per core (the CPU setting; see SamplingConfig::decode_shards).
@@ -145,13 +170,14 @@ fn main() -> anyhow::Result<()> {
     anyhow::ensure!(
         steps
             .iter()
-            .all(|m| (m.completions.mean_length - COMPLETION_TOKENS as f32).abs() < 1e-3),
-        "completions were not forced to {COMPLETION_TOKENS} tokens"
+            .all(|m| (m.completions.mean_length - work.completion_tokens as f32).abs() < 1e-3),
+        "completions were not forced to {} tokens",
+        work.completion_tokens
     );
     let timed = &steps[1..];
     let step_s = median(timed.iter().map(|m| m.step_time_secs).collect());
     let rollout_s = median(timed.iter().map(|m| m.rollout_time_secs).collect());
-    let generated = (PROMPTS * K * COMPLETION_TOKENS) as f64;
+    let generated = (work.prompts * work.num_generations * work.completion_tokens) as f64;
     #[allow(clippy::print_stdout)]
     {
         println!(
@@ -159,8 +185,15 @@ fn main() -> anyhow::Result<()> {
             json!({
                 "impl": "agent-rl (burn)",
                 "backend": std::any::type_name::<CpuTrainBackend>(),
+                "prompt_length": work.prompt_tokens,
+                "completion_length": work.completion_tokens,
+                "num_generations": work.num_generations,
+                "prompts": work.prompts,
+                "gradient_checkpointing": false,
                 "steps_timed": timed.len(),
+                "seconds_per_step": step_s,
                 "step_s": step_s,
+                "peak_rss_bytes": peak_rss_bytes()?,
                 "generated_tokens_per_s": generated / step_s,
                 "rollout_s": rollout_s,
                 "rollout_tokens_per_s": generated / rollout_s,

@@ -1,4 +1,5 @@
-//! What the benchmark examples share: the benchmarked model's shape and the median of timings.
+//! What the benchmark examples share: the benchmarked model's shape, the median of timings and
+//! the process's peak memory.
 
 use agent_rl::core::Qwen2Config;
 
@@ -22,4 +23,20 @@ pub fn bench_config(vocab_size: usize) -> Qwen2Config {
 pub fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// The process's peak resident set so far, in bytes (`VmHWM` in `/proc/self/status`; Linux).
+///
+/// # Errors
+/// When `/proc/self/status` cannot be read or has no `VmHWM` line.
+#[allow(dead_code)] // not every example that includes this file reports memory
+pub fn peak_rss_bytes() -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string("/proc/self/status")
+        .map_err(|err| anyhow::anyhow!("reading /proc/self/status: {err}"))?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kib| kib * 1024)
+        .ok_or_else(|| anyhow::anyhow!("no VmHWM line in /proc/self/status"))
 }
