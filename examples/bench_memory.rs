@@ -14,7 +14,13 @@
 //! cargo run --release --example bench_memory            # every case, a Markdown table
 //! cargo run --release --example bench_memory -- --case sft-wide-vocab   # one case, JSON
 //! cargo run --release --example bench_memory -- --cases q05   # the cases named q05…
+//! cargo run --release --example bench_memory -- --cases rl-    # PPO against GRPO
 //! ```
+//!
+//! The `rl-` pair measures what dropping the critic saves: one PPO step (policy, critic, the
+//! reference, a reward model scoring the episodes) against one GRPO step (policy, reference,
+//! the same reward model) on the same model, prompts and completions. The planner models
+//! neither the reward model nor PPO's critic, so these two rows have no estimate.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
@@ -25,12 +31,17 @@ use agent_rl::algos::plan::{
 };
 use agent_rl::algos::sft::SftTrainer;
 use agent_rl::algos::toy::toy_tokenizer;
-use agent_rl::algos::{GrpoConfig, GrpoTrainer, LrSchedule, SftConfig, SftDataset};
-use agent_rl::backend::CpuTrainBackend;
+use agent_rl::algos::{
+    GrpoConfig, GrpoTrainer, LrSchedule, PpoConfig, PpoTrainer, RewardModelScorer, SftConfig,
+    SftDataset,
+};
+use agent_rl::backend::{CpuBackend, CpuTrainBackend};
 use agent_rl::core::lora::{BaseDtype, LoraConfig};
 use agent_rl::core::weights::random_model;
-use agent_rl::core::{ChatTemplate, ChatTokenizer, Message, Qwen2Config, Task};
-use agent_rl::rewards::{FnReward, Sample};
+use agent_rl::core::{
+    ChatTemplate, ChatTokenizer, Message, Qwen2Config, Qwen2ForSequenceClassification, Task,
+};
+use agent_rl::rewards::{FnReward, LearnedReward, Reward, Sample};
 use anyhow::Context;
 use serde_json::json;
 
@@ -91,10 +102,21 @@ static ALLOCATOR: Counting = Counting;
 /// A plain template: the text as is, so prompt lengths are exact.
 const PLAIN_TEMPLATE: &str = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
 
+/// What a case trains.
+#[derive(Clone, Copy, PartialEq)]
+enum Method {
+    /// As the planner's method of that name, with its estimate.
+    Planned(TrainMethod),
+    /// GRPO scored by a reward model (no estimate: the planner has no reward model).
+    GrpoLearned,
+    /// PPO scored by a reward model, with a critic from the policy (no estimate).
+    PpoLearned,
+}
+
 /// One measured configuration.
 struct Case {
     name: &'static str,
-    method: TrainMethod,
+    method: Method,
     /// hidden, intermediate, layers, heads, kv heads, vocab (0 = the tokenizer's)
     shape: (usize, usize, usize, usize, usize, usize),
     /// SFT: sequences per micro-batch; GRPO: prompts per step.
@@ -120,10 +142,13 @@ const FULL: (usize, bool, bool) = (0, false, false);
 /// 128 + 128 tokens, micro-batches of 8 sequences) under three memory settings.
 const QWEN05: (usize, usize, usize, usize, usize, usize) = (896, 4864, 4, 14, 2, 0);
 
-const CASES: [Case; 7] = [
+/// The PPO-against-GRPO pair: the `grpo` case's model, prompts and completions.
+const RL_PAIR: (usize, usize, usize, usize, usize, usize) = (512, 1408, 6, 8, 2, 0);
+
+const CASES: [Case; 9] = [
     Case {
         name: "sft-wide-vocab",
-        method: TrainMethod::Sft,
+        method: Method::Planned(TrainMethod::Sft),
         shape: (256, 704, 4, 4, 2, 32768),
         batch: 4,
         prompt: 128,
@@ -135,7 +160,7 @@ const CASES: [Case; 7] = [
     },
     Case {
         name: "sft-deep",
-        method: TrainMethod::Sft,
+        method: Method::Planned(TrainMethod::Sft),
         shape: (512, 1408, 8, 8, 2, 4096),
         batch: 4,
         prompt: 64,
@@ -147,7 +172,7 @@ const CASES: [Case; 7] = [
     },
     Case {
         name: "grpo",
-        method: TrainMethod::Grpo,
+        method: Method::Planned(TrainMethod::Grpo),
         shape: (512, 1408, 6, 8, 2, 0),
         batch: 4,
         prompt: 64,
@@ -159,7 +184,7 @@ const CASES: [Case; 7] = [
     },
     Case {
         name: "grpo-accum4",
-        method: TrainMethod::Grpo,
+        method: Method::Planned(TrainMethod::Grpo),
         shape: (512, 1408, 6, 8, 2, 0),
         batch: 4,
         prompt: 64,
@@ -171,7 +196,7 @@ const CASES: [Case; 7] = [
     },
     Case {
         name: "q05-full",
-        method: TrainMethod::Grpo,
+        method: Method::Planned(TrainMethod::Grpo),
         shape: QWEN05,
         batch: 4,
         prompt: 128,
@@ -183,7 +208,7 @@ const CASES: [Case; 7] = [
     },
     Case {
         name: "q05-lora16",
-        method: TrainMethod::Grpo,
+        method: Method::Planned(TrainMethod::Grpo),
         shape: QWEN05,
         batch: 4,
         prompt: 128,
@@ -195,7 +220,7 @@ const CASES: [Case; 7] = [
     },
     Case {
         name: "q05-lora16-ckpt-bf16",
-        method: TrainMethod::Grpo,
+        method: Method::Planned(TrainMethod::Grpo),
         shape: QWEN05,
         batch: 4,
         prompt: 128,
@@ -204,6 +229,30 @@ const CASES: [Case; 7] = [
         lora_r: 16,
         checkpointing: true,
         half_base: true,
+    },
+    Case {
+        name: "rl-grpo-rm",
+        method: Method::GrpoLearned,
+        shape: RL_PAIR,
+        batch: 4,
+        prompt: 64,
+        completion: 128,
+        accumulation: 1,
+        lora_r: FULL.0,
+        checkpointing: FULL.1,
+        half_base: FULL.2,
+    },
+    Case {
+        name: "rl-ppo-rm",
+        method: Method::PpoLearned,
+        shape: RL_PAIR,
+        batch: 4,
+        prompt: 64,
+        completion: 128,
+        accumulation: 1,
+        lora_r: FULL.0,
+        checkpointing: FULL.1,
+        half_base: FULL.2,
     },
 ];
 
@@ -231,9 +280,9 @@ fn model_config(case: &Case, tokenizer_vocab: usize) -> Qwen2Config {
     }
 }
 
-fn request(case: &Case, model: Qwen2Config) -> MemoryPlanRequest {
+fn request(case: &Case, method: TrainMethod, model: Qwen2Config) -> MemoryPlanRequest {
     MemoryPlanRequest {
-        method: case.method,
+        method,
         batch_size: case.batch,
         prompts_per_step: case.batch,
         num_generations: GROUP,
@@ -307,17 +356,47 @@ fn run_sft(case: &Case, tokenizer: ChatTokenizer, config: &Qwen2Config) -> anyho
     Ok(())
 }
 
-fn run_grpo(case: &Case, tokenizer: ChatTokenizer, config: &Qwen2Config) -> anyhow::Result<()> {
-    let tasks: Vec<Task> = (0..case.batch)
+/// The case's prompts, each exactly `case.prompt` tokens.
+fn rl_tasks(case: &Case, tokenizer: &ChatTokenizer) -> anyhow::Result<Vec<Task>> {
+    (0..case.batch)
         .map(|index| {
             Ok(Task {
                 id: format!("prompt-{index}"),
-                messages: vec![Message::user(exact_text(&tokenizer, case.prompt, index)?)],
+                messages: vec![Message::user(exact_text(tokenizer, case.prompt, index)?)],
                 tools: Vec::new(),
                 data: serde_json::Value::Null,
             })
         })
-        .collect::<anyhow::Result<_>>()?;
+        .collect()
+}
+
+/// The episodes' reward: a reward model (a random one of the policy's shape, on the inner
+/// backend, as the pipeline holds it) for the `rl-` pair, else a rule that differs within a
+/// group, so every completion enters the loss.
+fn rl_reward(
+    case: &Case,
+    tokenizer: &Arc<ChatTokenizer>,
+    config: &Qwen2Config,
+) -> anyhow::Result<Box<dyn Reward>> {
+    if case.method == Method::Planned(TrainMethod::Grpo) {
+        return Ok(Box::new(FnReward::new(
+            "length_of_text",
+            |sample: Sample<'_>| {
+                let text: usize = sample.trajectory.turns.iter().map(|t| t.text.len()).sum();
+                Some((text % 7) as f32)
+            },
+        )));
+    }
+    let backbone = random_model::<CpuBackend>(config, 1, 0.02, &Default::default())?;
+    let model = Qwen2ForSequenceClassification::from_policy(backbone, tokenizer.pad_id, 2);
+    let scorer = RewardModelScorer::new(model, Arc::clone(tokenizer))?;
+    Ok(Box::new(LearnedReward::new("reward_model", scorer)))
+}
+
+fn run_grpo(case: &Case, tokenizer: ChatTokenizer, config: &Qwen2Config) -> anyhow::Result<()> {
+    let tasks = rl_tasks(case, &tokenizer)?;
+    let tokenizer = Arc::new(tokenizer);
+    let reward = rl_reward(case, &tokenizer, config)?;
     let model = random_model::<CpuTrainBackend>(config, 0, 0.02, &Default::default())?;
     let mut grpo = GrpoConfig {
         num_generations: GROUP,
@@ -333,11 +412,6 @@ fn run_grpo(case: &Case, tokenizer: ChatTokenizer, config: &Qwen2Config) -> anyh
     grpo.sampling.decode_shards = std::thread::available_parallelism().map_or(1, usize::from);
     grpo.optimizer.lr_scheduler_type = LrSchedule::Constant;
     grpo.optimizer.gradient_accumulation_steps = case.accumulation;
-    // Rewards that differ within a group, so every completion enters the loss.
-    let reward = FnReward::new("length_of_text", |sample: Sample<'_>| {
-        let text: usize = sample.trajectory.turns.iter().map(|t| t.text.len()).sum();
-        Some((text % 7) as f32)
-    });
     let lora = (case.lora_r > 0).then(|| LoraConfig {
         r: case.lora_r,
         alpha: 2.0 * case.lora_r as f64,
@@ -348,9 +422,38 @@ fn run_grpo(case: &Case, tokenizer: ChatTokenizer, config: &Qwen2Config) -> anyh
         },
         ..LoraConfig::default()
     });
-    let mut trainer = GrpoTrainer::builder(model, Arc::new(tokenizer))
+    let mut trainer = GrpoTrainer::builder(model, tokenizer)
         .with_config(grpo)
         .with_lora(lora)
+        .add_reward(reward)
+        .build()?;
+    trainer.train(&tasks)?;
+    Ok(())
+}
+
+/// PPO on the `grpo` arm's batch: the same prompts × K completions per step, one PPO epoch
+/// over one mini-batch, the critic started from the policy (the builder's default).
+fn run_ppo(case: &Case, tokenizer: ChatTokenizer, config: &Qwen2Config) -> anyhow::Result<()> {
+    let tasks = rl_tasks(case, &tokenizer)?;
+    let tokenizer = Arc::new(tokenizer);
+    let reward = rl_reward(case, &tokenizer, config)?;
+    let model = random_model::<CpuTrainBackend>(config, 0, 0.02, &Default::default())?;
+    let mut ppo = PpoConfig {
+        num_generations: GROUP,
+        prompts_per_step: case.batch,
+        max_steps: 2,
+        num_ppo_epochs: 1,
+        num_mini_batches: 1,
+        seed: 0,
+        ..PpoConfig::default()
+    }
+    .with_max_completion_length(case.completion);
+    ppo.sampling.ignore_eos = true;
+    ppo.sampling.decode_shards = std::thread::available_parallelism().map_or(1, usize::from);
+    ppo.optimizer.lr_scheduler_type = LrSchedule::Constant;
+    ppo.optimizer.gradient_accumulation_steps = case.accumulation;
+    let mut trainer = PpoTrainer::builder(model, tokenizer)
+        .with_config(ppo)
         .add_reward(reward)
         .build()?;
     trainer.train(&tasks)?;
@@ -366,30 +469,37 @@ fn run_case(case: &Case) -> anyhow::Result<serde_json::Value> {
         fixture.pad_id,
     );
     let config = model_config(case, tokenizer.vocab_size());
-    let plan = plan_memory(&request(case, config.clone()))?;
+    let plan = match case.method {
+        Method::Planned(method) => Some(plan_memory(&request(case, method, config.clone()))?),
+        Method::GrpoLearned | Method::PpoLearned => None,
+    };
     let baseline = status_kib("VmRSS:")? * 1024;
     let live_before = LIVE.load(Ordering::Relaxed);
     PEAK.store(live_before, Ordering::Relaxed);
     let started = std::time::Instant::now();
     match case.method {
-        TrainMethod::Sft => run_sft(case, tokenizer, &config)?,
-        TrainMethod::Grpo => run_grpo(case, tokenizer, &config)?,
+        Method::Planned(TrainMethod::Sft) => run_sft(case, tokenizer, &config)?,
+        Method::Planned(TrainMethod::Grpo) | Method::GrpoLearned => {
+            run_grpo(case, tokenizer, &config)?;
+        }
+        Method::PpoLearned => run_ppo(case, tokenizer, &config)?,
     }
     let peak = status_kib("VmHWM:")? * 1024;
     let measured = PEAK.load(Ordering::Relaxed).saturating_sub(live_before);
     let rss = peak.saturating_sub(baseline);
+    let estimate = plan.as_ref().map(|plan| plan.total_bytes);
     Ok(json!({
         "case": case.name,
-        "estimate_bytes": plan.total_bytes,
+        "estimate_bytes": estimate,
         "measured_bytes": measured,
-        "ratio": plan.total_bytes as f64 / measured as f64,
+        "ratio": estimate.map(|bytes| bytes as f64 / measured as f64),
         "rss_bytes": rss,
-        "rss_ratio": plan.total_bytes as f64 / rss as f64,
+        "rss_ratio": estimate.map(|bytes| bytes as f64 / rss as f64),
         "baseline_rss_bytes": baseline,
         "peak_rss_bytes": peak,
         "seconds": started.elapsed().as_secs_f64(),
-        "breakdown": plan.breakdown,
-        "micro_batch_size": plan.micro_batch_size,
+        "breakdown": plan.as_ref().map(|plan| &plan.breakdown),
+        "micro_batch_size": plan.as_ref().map(|plan| plan.micro_batch_size),
     }))
 }
 
@@ -436,14 +546,20 @@ fn main() -> anyhow::Result<()> {
         let result: serde_json::Value = serde_json::from_slice(&output.stdout)?;
         let bytes = |key: &str| result[key].as_u64().unwrap_or(0);
         let (hidden, intermediate, layers, heads, kv, vocab) = case.shape;
+        let trainer = match case.method {
+            Method::Planned(TrainMethod::Grpo) => "GRPO",
+            Method::GrpoLearned => "GRPO + reward model",
+            Method::PpoLearned => "PPO + critic + reward model",
+            Method::Planned(TrainMethod::Sft) => "SFT",
+        };
         let batch = match case.method {
-            TrainMethod::Sft => format!(
+            Method::Planned(TrainMethod::Sft) => format!(
                 "SFT {} × {} tokens",
                 case.batch,
                 case.prompt + case.completion
             ),
-            TrainMethod::Grpo => format!(
-                "GRPO {} prompts × K {}, {} + {} tokens, {} micro-batch(es), β 0.04{}{}{}",
+            Method::Planned(TrainMethod::Grpo) | Method::GrpoLearned | Method::PpoLearned => format!(
+                "{trainer} {} prompts × K {}, {} + {} tokens, {} micro-batch(es), β 0.04{}{}{}",
                 case.batch,
                 GROUP,
                 case.prompt,
@@ -467,15 +583,23 @@ fn main() -> anyhow::Result<()> {
         } else {
             vocab.to_string()
         };
+        // Cases without an estimate show a dash in the estimate columns.
+        let estimated = |text: String| {
+            if result["estimate_bytes"].is_null() {
+                "—".to_owned()
+            } else {
+                text
+            }
+        };
         lines.push(format!(
             "| {} | {hidden} / {intermediate} / {layers} / {heads} / {kv} / {vocab} | {batch} | \
-             {} | {} | {:.2} | {} | {:.2} |",
+             {} | {} | {} | {} | {} |",
             case.name,
-            format_bytes(bytes("estimate_bytes")),
+            estimated(format_bytes(bytes("estimate_bytes"))),
             format_bytes(bytes("measured_bytes")),
-            result["ratio"].as_f64().unwrap_or(f64::NAN),
+            estimated(format!("{:.2}", result["ratio"].as_f64().unwrap_or(f64::NAN))),
             format_bytes(bytes("rss_bytes")),
-            result["rss_ratio"].as_f64().unwrap_or(f64::NAN),
+            estimated(format!("{:.2}", result["rss_ratio"].as_f64().unwrap_or(f64::NAN))),
         ));
         #[allow(clippy::print_stderr)]
         {

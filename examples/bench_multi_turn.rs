@@ -112,6 +112,7 @@ fn cache_reuse(
     Ok(episodes)
 }
 
+#[allow(clippy::print_stdout)]
 fn main() -> anyhow::Result<()> {
     agent_rl::host_allocator::tune_host_allocator();
     let args: Vec<String> = std::env::args().collect();
@@ -155,7 +156,6 @@ fn main() -> anyhow::Result<()> {
     );
     let generated = (episodes * TURNS * TURN_TOKENS) as f64;
     let [re_prefill_s, reuse_s] = timings.map(median);
-    #[allow(clippy::print_stdout)]
     println!(
         "{}",
         json!({

@@ -20,6 +20,7 @@ pub fn bench_config(vocab_size: usize) -> Qwen2Config {
 }
 
 /// The median of `values` (the upper one of the middle two for an even count); NaN when empty.
+#[allow(dead_code)] // not every bench including this file takes a median
 pub fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)

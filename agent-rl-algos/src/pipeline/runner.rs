@@ -312,6 +312,12 @@ impl<B: AutodiffBackend> Pipeline<B> {
                 // The reward-model stage was skipped on resume: read back what it saved.
                 reward_model = Some(load_reward_model(run_dir.as_ref(), &model)?);
             }
+            let reinforcement = matches!(stage, Stage::Grpo(_) | Stage::Ppo(_));
+            let learned = if stage.uses_learned_reward() {
+                Some(learned_reward(reward_model.as_ref(), &tokenizer)?)
+            } else {
+                None
+            };
             let report = match stage {
                 Stage::Sft(stage) => {
                     let (trained, report) = run_sft(model, &tokenizer, stage, sink)?;
@@ -327,10 +333,6 @@ impl<B: AutodiffBackend> Pipeline<B> {
                     StageReport::RewardModel(report)
                 }
                 Stage::Grpo(stage) => {
-                    let learned = stage
-                        .learned_reward
-                        .then(|| learned_reward(reward_model.as_ref(), &tokenizer))
-                        .transpose()?;
                     let builder = GrpoTrainer::builder(merged(model), Arc::clone(&tokenizer))
                         .with_config(stage.config.clone())
                         .with_lora(stage.lora.clone())
@@ -352,16 +354,9 @@ impl<B: AutodiffBackend> Pipeline<B> {
                         &mut evaluator,
                     )?;
                     model = trained;
-                    if let (Some(run), Some(log)) = (&run_dir, &log) {
-                        run.write_reward_curve(log)?;
-                    }
                     StageReport::Grpo(report)
                 }
                 Stage::Ppo(stage) => {
-                    let learned = stage
-                        .learned_reward
-                        .then(|| learned_reward(reward_model.as_ref(), &tokenizer))
-                        .transpose()?;
                     let mut builder = PpoTrainer::builder(merged(model), Arc::clone(&tokenizer))
                         .with_config(stage.config.clone())
                         .with_lora(stage.lora.clone())
@@ -378,12 +373,12 @@ impl<B: AutodiffBackend> Pipeline<B> {
                         &mut evaluator,
                     )?;
                     model = trained;
-                    if let (Some(run), Some(log)) = (&run_dir, &log) {
-                        run.write_reward_curve(log)?;
-                    }
                     StageReport::Ppo(report)
                 }
             };
+            if let (true, Some(run), Some(log)) = (reinforcement, &run_dir, &log) {
+                run.write_reward_curve(log)?;
+            }
             if let Some(log) = &log {
                 log.check()?;
             }

@@ -46,7 +46,15 @@ fn held_out_requests_are_disjoint_from_training_tasks_and_pairs() {
         };
         let trained = requests(&toy_preferences(&train[..RM_TASKS], seed));
         let tested = requests(&toy_preferences(&held_out, seed + 1000));
-        assert!(trained.len() > 300 && tested.len() > 20);
+        // 900 training tasks hold about 300 distinct requests (the 18 city requests not held
+        // out and ~280 distinct sums), the 60 held-out tasks about 25: both sets are far from
+        // trivial, so their disjointness means something.
+        assert!(
+            trained.len() > 200 && tested.len() > 20,
+            "{} training and {} held-out requests",
+            trained.len(),
+            tested.len()
+        );
         assert!(trained.is_disjoint(&tested), "seed {seed}");
         for task in &held_out {
             assert!(train.iter().all(|t| toy_request(t) != toy_request(task)));
