@@ -133,6 +133,45 @@ pub trait PolicyJob {
     fn run<B: Backend>(self, policy: BurnPolicy<B>) -> anyhow::Result<Self::Output>;
 }
 
+/// Work generic over the backend, given the device to run on by [`with_backend`].
+pub trait BackendJob {
+    /// What the job returns.
+    type Output;
+
+    /// Runs the job on backend `B`'s `device`.
+    ///
+    /// # Errors
+    /// Whatever the job fails with.
+    fn run<B: Backend>(self, device: B::Device) -> anyhow::Result<Self::Output>;
+}
+
+/// Runs `job` on the backend `device` names, on its default device (CUDA is probed first with
+/// [`probe_cuda`]).
+///
+/// # Errors
+/// CUDA unavailable, no CPU backend compiled in, or the job fails.
+pub fn with_backend<J: BackendJob>(device: DeviceKind, job: J) -> anyhow::Result<J::Output> {
+    match device {
+        DeviceKind::Cpu => {
+            #[cfg(any(feature = "flex", feature = "ndarray"))]
+            {
+                job.run::<CpuBackend>(Default::default())
+            }
+            #[cfg(not(any(feature = "flex", feature = "ndarray")))]
+            Err(cpu_unavailable().into())
+        }
+        DeviceKind::Cuda => {
+            probe_cuda()?;
+            #[cfg(feature = "cuda")]
+            {
+                job.run::<CudaBackend>(Default::default())
+            }
+            #[cfg(not(feature = "cuda"))]
+            unreachable!("probe_cuda fails without the cuda feature")
+        }
+    }
+}
+
 /// Loads the snapshot in `model_dir` ([`load_policy`]) on the backend `device` names (its default
 /// device; CUDA is probed first with [`probe_cuda`]) and runs `job` with it.
 ///
@@ -143,23 +182,16 @@ pub fn with_policy<J: PolicyJob>(
     device: DeviceKind,
     job: J,
 ) -> anyhow::Result<J::Output> {
-    match device {
-        DeviceKind::Cpu => {
-            #[cfg(any(feature = "flex", feature = "ndarray"))]
-            {
-                job.run(load_policy::<CpuBackend>(model_dir, &Default::default())?)
-            }
-            #[cfg(not(any(feature = "flex", feature = "ndarray")))]
-            Err(cpu_unavailable().into())
-        }
-        DeviceKind::Cuda => {
-            probe_cuda()?;
-            #[cfg(feature = "cuda")]
-            {
-                job.run(load_policy::<CudaBackend>(model_dir, &Default::default())?)
-            }
-            #[cfg(not(feature = "cuda"))]
-            unreachable!("probe_cuda fails without the cuda feature")
+    /// [`load_policy`], then the job.
+    struct Loaded<'a, J> {
+        model_dir: &'a Path,
+        job: J,
+    }
+    impl<J: PolicyJob> BackendJob for Loaded<'_, J> {
+        type Output = J::Output;
+        fn run<B: Backend>(self, device: B::Device) -> anyhow::Result<J::Output> {
+            self.job.run(load_policy::<B>(self.model_dir, &device)?)
         }
     }
+    with_backend(device, Loaded { model_dir, job })
 }

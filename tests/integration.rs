@@ -6,6 +6,7 @@ mod cli_crash;
 mod cli_lora;
 mod cli_plan;
 mod cli_reliability;
+mod cli_rm_score;
 mod cli_train;
 #[cfg(feature = "serve")]
 mod serve;

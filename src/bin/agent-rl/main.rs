@@ -14,6 +14,7 @@ mod logprobs;
 mod merge;
 mod model_args;
 mod plan;
+mod rm_score;
 #[cfg(feature = "serve")]
 mod serve;
 mod train;
@@ -50,6 +51,8 @@ enum Command {
     Eval(eval::EvalCommand),
     /// Estimate a training run's device memory, per component, and whether it fits.
     Plan(plan::PlanArgs),
+    /// Score a conversation with a reward model (the head at its last token).
+    RmScore(rm_score::RmScoreArgs),
     /// Serve a model with an OpenAI-compatible HTTP API.
     #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
@@ -66,6 +69,7 @@ fn main() -> anyhow::Result<()> {
         Command::Train(command) => train::run(command),
         Command::Eval(command) => eval::run(command),
         Command::Plan(args) => plan::run(args),
+        Command::RmScore(args) => rm_score::run(args),
         #[cfg(feature = "serve")]
         Command::Serve(args) => serve::run(args),
     }
