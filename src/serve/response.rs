@@ -151,6 +151,7 @@ pub(crate) fn usage(prompt_tokens: usize, completion_tokens: usize) -> Value {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use agent_rl_core::HermesToolCallParser;

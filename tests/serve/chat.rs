@@ -177,7 +177,7 @@ fn text_completions_take_ids_and_report_legacy_logprobs() {
         ..SamplingConfig::greedy(5)
     };
     for (i, prompt) in [vec![5, 6, 7], vec![9, 10]].into_iter().enumerate() {
-        let want = generate_ids(&local.model, &[prompt.clone()], &sampling, &[])
+        let want = generate_ids(&local.model, std::slice::from_ref(&prompt), &sampling, &[])
             .unwrap()
             .remove(0);
         let choice = &answer["choices"][i];
@@ -249,7 +249,7 @@ fn concurrent_requests_share_batches_and_keep_their_answers() {
     };
     for (prompt, (status, answer)) in prompts.iter().zip(&answers) {
         assert_eq!(*status, 200, "{answer}");
-        let want = generate_ids(&local.model, &[prompt.clone()], &sampling, &[])
+        let want = generate_ids(&local.model, std::slice::from_ref(prompt), &sampling, &[])
             .unwrap()
             .remove(0);
         assert_eq!(ids(&answer["choices"][0]["token_ids"]), want.token_ids);

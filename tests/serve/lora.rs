@@ -59,10 +59,10 @@ fn a_named_adapter_answers_like_the_merged_model() {
     };
     let (adapted, _) = load_adapter(base_model.clone(), &adapter_dir).unwrap();
     let merged = adapted.merge_adapters();
-    let want = generate_ids(&merged, &[prompt.clone()], &sampling, &[])
+    let want = generate_ids(&merged, std::slice::from_ref(&prompt), &sampling, &[])
         .unwrap()
         .remove(0);
-    let base = generate_ids(&base_model, &[prompt.clone()], &sampling, &[])
+    let base = generate_ids(&base_model, std::slice::from_ref(&prompt), &sampling, &[])
         .unwrap()
         .remove(0);
     assert_eq!(ask("tuned"), want.token_ids);

@@ -21,5 +21,5 @@ pub use report::{PipelineReport, StageReport};
 pub use reward_curve::reward_svg;
 pub use run_dir::{RunDirectory, SUMMARY_FILE, save_model_dir};
 pub use runner::{Pipeline, PipelineBuilder};
-pub use stage::{GrpoStage, PpoStage, RewardModelStage, RlStage, SftStage, Stage};
+pub use stage::{DatasetStage, GrpoStage, PpoStage, RewardModelStage, RlStage, SftStage, Stage};
 pub use tasks::read_tasks;

@@ -13,22 +13,34 @@ use crate::error::{AlgoError, Result};
 use crate::reward_model::PreferenceDataset;
 use crate::sft::SftDataset;
 
-/// Supervised fine-tuning on conversations (behaviour cloning, loss on assistant tokens).
+/// A stage that trains on a fixed dataset: SFT on conversations ([`SftStage`]) or a reward
+/// model on preference pairs ([`RewardModelStage`]). The two share this shape; the config and
+/// the data differ.
 #[derive(Debug, Clone)]
-pub struct SftStage {
+pub struct DatasetStage<C, D> {
     /// The trainer's settings.
-    pub config: SftConfig,
-    /// Training conversations.
-    pub train: SftDataset,
-    /// Conversations for the eval loss; `None` = the config's `eval_fraction` split of `train`.
-    pub eval: Option<SftDataset>,
-    /// Train LoRA adapters on the frozen model instead of every weight (`None`: every weight).
+    pub config: C,
+    /// Training data.
+    pub train: D,
+    /// Data for the eval metrics; `None` = the config's `eval_fraction` split of `train`.
+    pub eval: Option<D>,
+    /// Train LoRA adapters on the frozen model instead of every weight (`None`: every weight;
+    /// a reward model also trains its score head).
     pub lora: Option<LoraConfig>,
 }
 
-impl SftStage {
-    /// SFT with `config` on `train` (eval split by `config.eval_fraction`).
-    pub fn new(config: SftConfig, train: SftDataset) -> Self {
+/// Supervised fine-tuning on conversations (behaviour cloning, loss on assistant tokens).
+pub type SftStage = DatasetStage<SftConfig, SftDataset>;
+
+/// Reward-model training on preference pairs, from the current policy (its backbone with a
+/// fresh score head). The policy is left as it is; later stages with a learned reward
+/// ([`RlStage::with_learned_reward`]) score with the trained model, and a run directory gets it
+/// as `reward_model/` (Hugging Face's `Qwen2ForSequenceClassification` layout).
+pub type RewardModelStage = DatasetStage<RewardConfig, PreferenceDataset>;
+
+impl<C, D> DatasetStage<C, D> {
+    /// Training with `config` on `train` (eval split by the config's `eval_fraction`).
+    pub fn new(config: C, train: D) -> Self {
         Self {
             config,
             train,
@@ -37,16 +49,18 @@ impl SftStage {
         }
     }
 
-    /// Trains LoRA adapters instead of every weight (see [`crate::sft::SftTrainerBuilder::with_lora`]).
+    /// Trains LoRA adapters instead of every weight (see
+    /// [`crate::sft::SftTrainerBuilder::with_lora`] and
+    /// [`crate::reward_model::RewardTrainerBuilder::with_lora`]).
     #[must_use]
     pub fn with_lora(mut self, lora: impl Into<Option<LoraConfig>>) -> Self {
         self.lora = lora.into();
         self
     }
 
-    /// Measures the eval loss on `eval` instead of a split of the training rows.
+    /// Measures the eval metrics on `eval` instead of a split of the training data.
     #[must_use]
-    pub fn with_eval(mut self, eval: SftDataset) -> Self {
+    pub fn with_eval(mut self, eval: D) -> Self {
         self.eval = Some(eval);
         self
     }
@@ -183,48 +197,6 @@ impl<C> RlStage<C> {
             ));
         }
         Ok(())
-    }
-}
-
-/// Reward-model training on preference pairs, from the current policy (its backbone with a
-/// fresh score head). The policy is left as it is; later stages with a learned reward
-/// ([`RlStage::with_learned_reward`]) score with the trained model, and a run directory gets it
-/// as `reward_model/` (Hugging Face's `Qwen2ForSequenceClassification` layout).
-#[derive(Debug, Clone)]
-pub struct RewardModelStage {
-    /// The trainer's settings.
-    pub config: RewardConfig,
-    /// Training pairs.
-    pub train: PreferenceDataset,
-    /// Pairs for the eval accuracy; `None` = the config's `eval_fraction` split of `train`.
-    pub eval: Option<PreferenceDataset>,
-    /// Train LoRA adapters plus the score head instead of every weight (`None`: every weight).
-    pub lora: Option<LoraConfig>,
-}
-
-impl RewardModelStage {
-    /// Reward-model training with `config` on `train`.
-    pub fn new(config: RewardConfig, train: PreferenceDataset) -> Self {
-        Self {
-            config,
-            train,
-            eval: None,
-            lora: None,
-        }
-    }
-
-    /// Measures the eval accuracy on `eval` instead of a split of the training pairs.
-    #[must_use]
-    pub fn with_eval(mut self, eval: PreferenceDataset) -> Self {
-        self.eval = Some(eval);
-        self
-    }
-
-    /// Trains LoRA adapters (see [`crate::reward_model::RewardTrainerBuilder::with_lora`]).
-    #[must_use]
-    pub fn with_lora(mut self, lora: impl Into<Option<LoraConfig>>) -> Self {
-        self.lora = lora.into();
-        self
     }
 }
 

@@ -633,7 +633,7 @@ pub(super) fn rewrite(source: &str) -> Option<(String, usize)> {
         lstrip_blocks: true,
         trim_blocks: true,
     };
-    let tree = parse(source, "chat", SyntaxConfig::default(), whitespace).ok()?;
+    let tree = parse(source, "chat", SyntaxConfig, whitespace).ok()?;
     let mut rewrites = Rewrites::default();
     rewrites.stmt(&tree);
     // Each wrapped range must be one expression by itself, or the rewrite would change its
