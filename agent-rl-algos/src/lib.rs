@@ -43,7 +43,7 @@
 //! | [`group_advantages`], [`zero_variance_groups`] | GRPO advantages (TRL's std convention), dynamic-sampling filter |
 //! | [`GrpoLoss`] | clipped GRPO/GSPO loss: grpo / bnpo / dr_grpo / dapo, clip-higher, two-sided δ, KL |
 //! | [`per_token_kl`] | k1 / k2 / k3 KL estimators |
-//! | [`gae`], [`masked_whiten`], [`kl_penalized_rewards`], [`KlController`] | PPO's advantages over masked (multi-turn) tokens, whitening, KL-shaped rewards, fixed / adaptive KL |
+//! | [`gae`](fn@gae), [`masked_whiten`], [`kl_penalized_rewards`], [`KlController`] | PPO's advantages over masked (multi-turn) tokens, whitening, KL-shaped rewards, fixed / adaptive KL |
 //! | [`PpoLoss`] | PPO's clipped policy and value losses, entropy bonus |
 //! | [`clip_grad_norm`], [`init_adamw`], [`LrSchedule`] | PyTorch-equivalent optimisation |
 //! | [`sync_reference_model`] | TR-DPO mix-up of the reference toward the policy |

@@ -39,7 +39,7 @@ pub(super) type CriticOptim<B> = OptimizerAdaptor<AdamW, Qwen2ForSequenceClassif
 /// both), and on the inner backend computes the rollout's log-probabilities, the frozen
 /// reference's and the critic's values. Rewards are `−β·KL` per policy token plus the sequence
 /// score on the last policy token ([`kl_penalized_rewards`](crate::kl_penalized_rewards));
-/// advantages come from masked [`gae`](crate::gae) and are whitened; then `num_ppo_epochs`
+/// advantages come from masked [`gae`](fn@crate::gae) and are whitened; then `num_ppo_epochs`
 /// passes over `num_mini_batches` shuffled minibatches each take one AdamW step on the policy
 /// and one on the critic ([`PpoLoss`](crate::PpoLoss); global-norm clipping of each). β follows
 /// the [`KlController`] (fixed or adaptive).

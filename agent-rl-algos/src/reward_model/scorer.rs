@@ -1,5 +1,5 @@
 //! [`RewardModelScorer`]: a trained reward model as a batched
-//! [`SequenceScorer`](agent_rl_rewards::SequenceScorer), so that
+//! [`agent_rl_rewards::SequenceScorer`], so that
 //! `LearnedReward::new("rm", scorer)` sums with rule rewards in a GRPO or PPO reward stack.
 
 use std::sync::{Arc, Mutex};
