@@ -30,11 +30,13 @@ pub(super) type Optim<B> = OptimizerAdaptor<AdamW, Qwen2ForCausalLm<B>, B>;
 /// Each generation step draws `prompts_per_step` tasks, runs `num_generations` episodes of each
 /// through [`AgentLoop`](agent_rl_core::AgentLoop) on `model.valid()` (single-turn, or
 /// multi-turn with an environment factory) — or through another [`RolloutSource`] such as an
-/// inference server ([`GrpoTrainerBuilder::with_rollout_source`]) — scores them with the reward stack, turns the totals
-/// into group-relative advantages and takes `num_iterations` AdamW steps on the clipped GRPO
-/// loss (global-norm clipping, learning-rate schedule), reporting [`StepMetrics`] to the
-/// observers. Old log-probabilities are the detached current ones when `num_iterations == 1`
-/// (ratio 1, as TRL) and are recomputed once on the inner backend otherwise; reference
+/// inference server ([`GrpoTrainerBuilder::with_rollout_source`]) — scores them with the
+/// reward stack, turns the totals into group-relative advantages and takes `num_iterations`
+/// AdamW steps on the clipped GRPO loss (global-norm clipping, learning-rate schedule),
+/// reporting [`StepMetrics`] to the observers. Old log-probabilities are the detached current
+/// ones when `num_iterations == 1` (ratio 1, as TRL) and are recomputed once on the inner
+/// backend otherwise, and whenever the episodes were sampled elsewhere (they then also give the
+/// truncated importance weights against the sampler, `rollout_importance_sampling_cap`); reference
 /// log-probabilities come from a frozen copy of the initial policy on the inner backend, kept
 /// only when `beta > 0` — or, with LoRA ([`GrpoTrainerBuilder::with_lora`]), from the policy
 /// with its adapters switched off, which shares the frozen weights instead of copying them.
