@@ -28,6 +28,7 @@
 //!     advantages: Tensor::from_floats(advantages.as_slice(), &device),
 //!     mask: Tensor::from_floats([[1.0, 1.0], [1.0, 0.0]], &device),
 //!     num_items_in_batch: None,
+//!     sampler_weights: None,
 //! })?;
 //! let grads = out.loss.backward();
 //! let grad = logps.grad(&grads).expect("logps is tracked");
@@ -53,6 +54,7 @@
 //! | [`PpoTrainer`], [`PpoConfig`] | PPO with a critic: KL-shaped rewards, GAE, epochs over minibatches, TRL's metric names |
 //! | [`SftTrainer`], [`SftDataset`] | supervised fine-tuning: assistant-only masks, packing, accumulation |
 //! | [`RewardTrainer`], [`PreferenceDataset`], [`RewardModelScorer`] | reward models: TRL preference data, Bradley–Terry loss, a learned reward for the reward stack |
+//! | [`RolloutSource`], [`LocalRollouts`], [`truncated_importance_weights`] | where GRPO's episodes come from (the learner, or a server via the facade's `RemoteRollouts`) and the correction for a separate sampler |
 //! | [`pipeline::Pipeline`] | the training run: stages, evaluation between them, run directory, resume |
 //!
 //! No cargo features: backends are chosen by the application (the root `agent-rl` package).
@@ -101,8 +103,8 @@ pub use kl::{KlEstimator, per_token_kl};
 pub use kl_control::{AdaptiveKl, KlController};
 pub use loss::{
     GrpoLoss, GrpoLossInputs, GrpoLossMetrics, GrpoLossOutput, ImportanceSamplingLevel, LossType,
-    PpoLoss, PpoLossInputs, PpoLossMetrics, PpoLossOutput, aggregate_loss, completion_loss_mask,
-    log_importance_weights, masked_mean,
+    PpoLoss, PpoLossInputs, PpoLossMetrics, PpoLossOutput, SamplerMismatchMetrics, aggregate_loss,
+    completion_loss_mask, log_importance_weights, masked_mean, truncated_importance_weights,
 };
 pub use metrics::{CompletionStats, MetricsHistory, RewardStats, StepMetrics, TrainObserver};
 pub use optim::{LrSchedule, adamw_config, clip_grad_norm, init_adamw};
@@ -112,6 +114,6 @@ pub use ppo::{
 };
 pub use reference::sync_reference_model;
 pub use reward_model::{PreferenceDataset, RewardModelScorer, RewardReport, RewardTrainer};
-pub use rollout::TrainReport;
+pub use rollout::{LocalRollouts, RolloutRequest, RolloutSetup, RolloutSource, TrainReport};
 pub use sft::{SftDataset, SftReport, SftTrainer, SftTrainerBuilder};
 pub use whiten::{masked_mean_var, masked_whiten};

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use crate::curriculum::CurriculumMetrics;
 use crate::evaluate::ToolUseScores;
-use crate::loss::GrpoLossMetrics;
+use crate::loss::{GrpoLossMetrics, SamplerMismatchMetrics};
 use crate::ppo::PpoMetrics;
 use crate::reward_model::PreferenceMetrics;
 
@@ -70,6 +70,11 @@ pub struct StepMetrics {
     pub frac_reward_zero_std: f32,
     /// `kl` and `clip_ratio/*` from the loss.
     pub loss_metrics: GrpoLossMetrics,
+    /// `sampling/*`: the truncated importance sampling against a separate rollout engine
+    /// (mean weight, share cut by the cap, learner–sampler log-probability gap), on steps whose
+    /// rollouts came from one (GRPO with a remote rollout source).
+    #[serde(default)]
+    pub sampler_mismatch: Option<SamplerMismatchMetrics>,
     /// `entropy`: mean per-token entropy of the policy on completion tokens.
     pub entropy: Option<f32>,
     /// `completions/*` length statistics.
@@ -140,6 +145,14 @@ impl StepMetrics {
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), f64::from(v))),
         );
+        if let Some(mismatch) = &self.sampler_mismatch {
+            out.extend(
+                mismatch
+                    .named()
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), f64::from(v))),
+            );
+        }
         if let Some(entropy) = self.entropy {
             out.push(("entropy".into(), f64::from(entropy)));
         }

@@ -99,6 +99,7 @@ fn grpo_loss_value_gradient_and_metrics_match_trl() {
                 ),
                 mask: tensor(&input["mask"]),
                 num_items_in_batch: case["num_items_in_batch"].as_f64().map(|n| n as f32),
+                sampler_weights: None,
             })
             .expect("valid inputs");
         let loss = f64::from(

@@ -50,6 +50,7 @@ fn run(
             advantages: t1(adv),
             mask: t2(mask, rows),
             num_items_in_batch: None,
+            sampler_weights: None,
         })
         .expect("valid inputs");
     let value = out
@@ -179,6 +180,7 @@ fn metrics_are_fractions_and_region_is_low_plus_high() {
             advantages: t1(&[1.0, -1.0]),
             mask: t2(vec![1.0; 4], 2),
             num_items_in_batch: None,
+            sampler_weights: None,
         })
         .expect("valid");
     let m = out.metrics;
@@ -202,6 +204,7 @@ fn inconsistent_inputs_are_errors() {
         advantages: t1(&[1.0, -1.0]),
         mask: t2(vec![1.0; 2 * mask_cols], 2),
         num_items_in_batch: None,
+        sampler_weights: None,
     };
     assert!(matches!(
         loss.forward(inputs(3, true)),

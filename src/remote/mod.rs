@@ -1,6 +1,7 @@
 //! A [`Policy`](agent_rl_core::Policy) backed by any OpenAI-compatible endpoint: `agent-rl
 //! serve`, vLLM, SGLang, llama.cpp's server, or OpenAI itself (build with the `tls` feature for
-//! `https://`).
+//! `https://`), and [`RemoteRollouts`], which samples GRPO's episodes on such a server and
+//! publishes the trained LoRA adapter to it after every optimiser step.
 //!
 //! ```no_run
 //! use agent_rl::core::{ChatRequest, Message, Policy, SamplingConfig};
@@ -22,6 +23,8 @@
 mod config;
 mod http;
 mod policy;
+mod rollouts;
 
 pub use config::RemoteConfig;
 pub use policy::RemotePolicy;
+pub use rollouts::{DEFAULT_ADAPTER_NAME, RemoteRollouts};

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use agent_rl_core::generation::{FinishReason, SamplingConfig};
+use agent_rl_core::generation::{FinishReason, Generation, SamplingConfig};
 use agent_rl_core::tool_calls::MalformedToolCall;
 use agent_rl_core::{
     ChatRequest, ChatTokenizer, Completion, CoreError, HermesToolCallParser, Message, ParsedOutput,
@@ -110,23 +110,17 @@ impl RemotePolicy {
         self.model = model.into();
     }
 
-    /// The request body of one chat request.
-    fn body(&self, request: &ChatRequest, sampling: &SamplingConfig, index: usize) -> Value {
-        let messages: Vec<Value> = request.messages.iter().map(openai_message).collect();
+    /// The sampling fields of request `index` of a call (both endpoints).
+    fn sampling_body(&self, sampling: &SamplingConfig, index: usize) -> Value {
         let mut body = json!({
             "model": self.model,
-            "messages": messages,
             "n": 1,
             "temperature": sampling.temperature,
             "top_p": sampling.top_p,
             "max_tokens": sampling.max_new_tokens,
             "seed": sampling.seed.wrapping_add(index as u64),
-            "logprobs": true,
             "return_token_ids": true,
         });
-        if !request.tools.is_empty() {
-            body["tools"] = json!(request.tools);
-        }
         if !sampling.stop_strings.is_empty() {
             body["stop"] = json!(sampling.stop_strings);
         }
@@ -140,6 +134,137 @@ impl RemotePolicy {
             body["ignore_eos"] = json!(true);
         }
         body
+    }
+
+    /// The request body of one chat request.
+    fn body(&self, request: &ChatRequest, sampling: &SamplingConfig, index: usize) -> Value {
+        let messages: Vec<Value> = request.messages.iter().map(openai_message).collect();
+        let mut body = self.sampling_body(sampling, index);
+        body["messages"] = Value::Array(messages);
+        body["logprobs"] = json!(true);
+        if !request.tools.is_empty() {
+            body["tools"] = json!(request.tools);
+        }
+        body
+    }
+
+    /// Runs `one(i)` for `i` in `0..count` on up to `max_concurrency` threads, in order.
+    fn fan_out<T: Send>(
+        &self,
+        count: usize,
+        path: &str,
+        one: impl Fn(usize) -> Result<T, CoreError> + Sync,
+    ) -> Result<Vec<T>, CoreError> {
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<Option<Result<T, CoreError>>>> =
+            Mutex::new((0..count).map(|_| None).collect());
+        std::thread::scope(|scope| {
+            for _ in 0..self.max_concurrency.min(count) {
+                scope.spawn(|| {
+                    loop {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        if index >= count {
+                            break;
+                        }
+                        let result = one(index);
+                        if let Ok(mut slots) = results.lock() {
+                            slots[index] = Some(result);
+                        }
+                    }
+                });
+            }
+        });
+        let slots = results.into_inner().map_err(|_| CoreError::Remote {
+            endpoint: self.http.url(path),
+            reason: "a request thread panicked".into(),
+        })?;
+        slots
+            .into_iter()
+            .map(|slot| {
+                slot.unwrap_or_else(|| {
+                    Err(CoreError::Remote {
+                        endpoint: self.http.url(path),
+                        reason: "a request was never sent".into(),
+                    })
+                })
+            })
+            .collect()
+    }
+
+    /// Token in, token out: samples one continuation of each prompt (token ids, e.g. a chat
+    /// template rendered locally) through `POST /v1/completions`, returning the sampled ids and
+    /// their log-probabilities exactly as the server reports them — nothing is decoded and
+    /// re-encoded, so RL trainers can score the very tokens the server sampled. Request `i`
+    /// samples with seed `sampling.seed + i`. Needs a server that returns `token_ids` (`agent-rl
+    /// serve` always; vLLM with `return_token_ids`).
+    ///
+    /// # Errors
+    /// [`CoreError::InvalidArgument`] for invalid sampling settings or `stop_token_ids` (not
+    /// sent: `agent-rl serve` has no such field); [`CoreError::Remote`] for transport failures
+    /// and answers without token ids or with a log-probability missing.
+    pub fn complete_ids(
+        &self,
+        prompts: &[Vec<u32>],
+        sampling: &SamplingConfig,
+    ) -> Result<Vec<Generation>, CoreError> {
+        sampling.validate()?;
+        if !sampling.stop_token_ids.is_empty() {
+            return Err(CoreError::InvalidArgument {
+                field: "sampling.stop_token_ids".into(),
+                reason: "is not sent to remote endpoints; use eos ids or stop strings".into(),
+            });
+        }
+        self.fan_out(prompts.len(), "/completions", |index| {
+            let mut body = self.sampling_body(sampling, index);
+            body["prompt"] = json!(prompts[index]);
+            body["logprobs"] = json!(0);
+            let answer = self.http.post_json("/completions", &body)?;
+            self.generation(&answer)
+        })
+    }
+
+    /// Turns one `/v1/completions` answer into a generation (ids and log-probabilities required).
+    fn generation(&self, answer: &Value) -> Result<Generation, CoreError> {
+        let remote = |reason: &str| CoreError::Remote {
+            endpoint: self.http.url("/completions"),
+            reason: reason.into(),
+        };
+        let choice = &answer["choices"][0];
+        let token_ids: Vec<u32> = choice["token_ids"]
+            .as_array()
+            .ok_or_else(|| {
+                remote(
+                    "the answer has no `choices[0].token_ids`; token-level rollouts need a server \
+                     that returns them (agent-rl serve, or vLLM with return_token_ids)",
+                )
+            })?
+            .iter()
+            .map(|v| v.as_u64().and_then(|id| u32::try_from(id).ok()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| remote("`choices[0].token_ids` holds a value that is not a token id"))?;
+        let logprobs: Vec<f32> = choice["logprobs"]["token_logprobs"]
+            .as_array()
+            .map(|values| {
+                values
+                    .iter()
+                    .map(|v| v.as_f64().map(|lp| lp as f32))
+                    .collect::<Option<Vec<_>>>()
+            })
+            .unwrap_or_default()
+            .filter(|values| values.len() == token_ids.len())
+            .ok_or_else(|| {
+                remote("the answer lacks a log-probability for every token (`logprobs.token_logprobs`)")
+            })?;
+        let finish_reason = match choice["finish_reason"].as_str() {
+            Some("length") => FinishReason::Length,
+            _ => FinishReason::Stop,
+        };
+        Ok(Generation {
+            token_ids,
+            logprobs,
+            finish_reason,
+            top_logprobs: Vec::new(),
+        })
     }
 
     /// Turns one chat answer into a completion.
@@ -253,43 +378,13 @@ impl Policy for RemotePolicy {
         sampling: &SamplingConfig,
     ) -> Result<Vec<Completion>, CoreError> {
         sampling.validate()?;
-        let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<Option<Result<Completion, CoreError>>>> =
-            Mutex::new((0..requests.len()).map(|_| None).collect());
-        let this = &*self;
-        std::thread::scope(|scope| {
-            for _ in 0..this.max_concurrency.min(requests.len()) {
-                scope.spawn(|| {
-                    loop {
-                        let index = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(request) = requests.get(index) else {
-                            break;
-                        };
-                        let result = this
-                            .http
-                            .post_json("/chat/completions", &this.body(request, sampling, index))
-                            .and_then(|answer| this.completion(&answer));
-                        if let Ok(mut slots) = results.lock() {
-                            slots[index] = Some(result);
-                        }
-                    }
-                });
-            }
-        });
-        let slots = results.into_inner().map_err(|_| CoreError::Remote {
-            endpoint: self.http.url("/chat/completions"),
-            reason: "a request thread panicked".into(),
-        })?;
-        slots
-            .into_iter()
-            .map(|slot| {
-                slot.unwrap_or_else(|| {
-                    Err(CoreError::Remote {
-                        endpoint: self.http.url("/chat/completions"),
-                        reason: "a request was never sent".into(),
-                    })
-                })
-            })
-            .collect()
+        self.fan_out(requests.len(), "/chat/completions", |index| {
+            self.http
+                .post_json(
+                    "/chat/completions",
+                    &self.body(&requests[index], sampling, index),
+                )
+                .and_then(|answer| self.completion(&answer))
+        })
     }
 }

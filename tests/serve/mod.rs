@@ -6,4 +6,5 @@ mod client;
 mod common;
 mod errors;
 mod lora;
+mod rollouts;
 mod stream;

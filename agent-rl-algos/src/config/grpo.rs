@@ -105,6 +105,14 @@ pub struct GrpoConfig {
     /// `eval/success_rate`) and the best-scoring model is kept. Default `None` (no evaluation
     /// during training). Must be ≥ 1 when set.
     pub eval_steps: Option<usize>,
+    /// Cap of the truncated importance sampling that corrects for a separate rollout engine
+    /// (an inference server, see `GrpoTrainerBuilder::with_rollout_source`): each policy token's
+    /// loss is weighted by `min(exp(log π_learner − log π_sampler), cap)`, with the learner's
+    /// log-probabilities recomputed before the update (TRL's `vllm_importance_sampling_cap`,
+    /// token truncation; [Yao et al. 2025](https://fengyao.notion.site/off-policy-rl)). Unused
+    /// when rollouts run on the learner itself (the default). Default `Some(2.0)`; `None` = no
+    /// correction. Must be finite and > 0.
+    pub rollout_importance_sampling_cap: Option<f32>,
 }
 
 impl Default for GrpoConfig {
@@ -142,6 +150,7 @@ impl Default for GrpoConfig {
             seed: 42,
             gradient_checkpointing: false,
             eval_steps: None,
+            rollout_importance_sampling_cap: Some(2.0),
         }
     }
 }
@@ -274,6 +283,16 @@ impl GrpoConfig {
                 "sampling.temperature",
                 "is 0 (greedy): all completions of a group would be identical; set > 0 (e.g. 1.0)"
                     .into(),
+            );
+        }
+        if let Some(cap) = self.rollout_importance_sampling_cap
+            && !(cap.is_finite() && cap > 0.0)
+        {
+            return bad(
+                "rollout_importance_sampling_cap",
+                format!(
+                    "is {cap}; set a finite value > 0 (TRL uses 2.0), or null for no correction"
+                ),
             );
         }
         if let Some(i) = self.reward_weights.iter().position(|w| !w.is_finite()) {

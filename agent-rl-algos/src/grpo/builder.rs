@@ -18,7 +18,7 @@ use crate::error::{AlgoError, Result};
 use crate::metrics::TrainObserver;
 use crate::optim::init_adamw;
 use crate::pipeline::Evaluator;
-use crate::rollout::{Checkpointing, RewardStack};
+use crate::rollout::{Checkpointing, LocalRollouts, RewardStack, RolloutSetup, RolloutSource};
 
 /// Assembles a [`GrpoTrainer`].
 ///
@@ -55,6 +55,7 @@ pub struct GrpoTrainerBuilder<B: AutodiffBackend> {
     rewards: RewardStack,
     parser: Box<dyn ToolCallParser>,
     environments: Option<Box<dyn EnvironmentFactory>>,
+    rollouts: Box<dyn RolloutSource<B::InnerBackend>>,
     observers: Vec<Box<dyn TrainObserver>>,
     checkpointing: Option<Checkpointing>,
     resume_from: Option<PathBuf>,
@@ -81,6 +82,7 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
             rewards: RewardStack::default(),
             parser: Box::new(HermesToolCallParser::default()),
             environments: None,
+            rollouts: Box::new(LocalRollouts),
             observers: Vec::new(),
             checkpointing: None,
             resume_from: None,
@@ -119,6 +121,22 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
     #[must_use]
     pub fn with_environment(mut self, factory: impl EnvironmentFactory + 'static) -> Self {
         self.environments = Some(Box::new(factory));
+        self
+    }
+
+    /// Takes each generation step's episodes from `source` instead of running
+    /// [`AgentLoop`](agent_rl_core::AgentLoop) on the learner ([`LocalRollouts`], the default) —
+    /// e.g. `agent_rl::remote::RemoteRollouts`, which samples on an OpenAI-compatible server.
+    /// A source that samples elsewhere receives the policy after every optimiser step (and
+    /// before the first rollout), and the update corrects for the sampler with truncated
+    /// importance sampling (`rollout_importance_sampling_cap`, logged as `sampling/*`).
+    /// `build` asks the source to [`validate`](RolloutSource::validate) the setup.
+    #[must_use]
+    pub fn with_rollout_source(
+        mut self,
+        source: impl RolloutSource<B::InnerBackend> + 'static,
+    ) -> Self {
+        self.rollouts = Box::new(source);
         self
     }
 
@@ -180,7 +198,8 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
     ///
     /// # Errors
     /// [`AlgoError::InvalidConfig`] for an invalid config, no reward, a `reward_weights` list
-    /// of the wrong length, or `every_steps == 0`; checkpoint errors when resuming.
+    /// of the wrong length, `every_steps == 0`, or a setup the rollout source refuses;
+    /// checkpoint errors when resuming.
     pub fn build(mut self) -> Result<GrpoTrainer<B>> {
         self.config.validate()?;
         if self.rewards.is_empty() {
@@ -208,6 +227,10 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
                  than the forward; set lora.dropout = 0 or gradient_checkpointing = false",
             ));
         }
+        self.rollouts.validate(RolloutSetup {
+            lora: self.lora.as_ref(),
+            multi_turn: self.environments.is_some(),
+        })?;
         let policy = match &self.lora {
             Some(lora) => {
                 if self.config.sync_ref_model {
@@ -234,6 +257,8 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
             parser: self.parser,
             rewards: self.rewards,
             environments: self.environments,
+            rollouts: self.rollouts,
+            published_step: None,
             observers: self.observers,
             checkpointing: self.checkpointing,
             global_step: 0,

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use agent_rl_core::{AgentLoop, Episode, Task};
+use agent_rl_core::{Episode, Task};
 use agent_rl_rewards::Target;
 use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
@@ -15,7 +15,9 @@ use crate::advantages::{
 };
 use crate::error::Result;
 use crate::metrics::StepMetrics;
-use crate::rollout::{EpisodeStats, ScoredBatch, draw_tasks, loop_config, task_successes};
+use crate::rollout::{
+    EpisodeStats, RolloutRequest, ScoredBatch, draw_tasks, loop_config, task_successes,
+};
 
 impl<B: AutodiffBackend> GrpoTrainer<B> {
     /// Runs one generation step: draws `prompts_per_step` tasks, rolls out, scores, and takes
@@ -58,6 +60,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             .collect::<Result<Vec<_>, _>>()?;
 
         let policy = self.model().valid();
+        self.publish_if_stale(&policy)?;
         let loop_config = loop_config(
             &config.sampling,
             config.seed,
@@ -66,8 +69,15 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             config.max_prompt_length,
             config.max_tool_calls_per_turn,
         );
-        let episodes = AgentLoop::new(&policy, &self.tokenizer, self.parser.as_ref(), loop_config)
-            .run(step_tasks, group_size, self.environments.as_deref())?;
+        let episodes = self.rollouts.rollout(RolloutRequest {
+            tasks: step_tasks,
+            group_size,
+            policy: &policy,
+            tokenizer: &self.tokenizer,
+            parser: self.parser.as_ref(),
+            config: &loop_config,
+            environments: self.environments.as_deref(),
+        })?;
         let rollout_secs = started.elapsed().as_secs_f64();
 
         let trajectories: Vec<_> = episodes.iter().map(|e| &e.trajectory).collect();
@@ -93,6 +103,10 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             .optimizer
             .learning_rate_at(self.global_step, config.max_steps);
         self.global_step += iterations;
+        if !selected.is_empty() {
+            let updated = self.model().valid();
+            self.publish_if_stale(&updated)?;
+        }
         let successes = task_successes(&episodes, &targets)?;
         let metrics = self.step_metrics(
             &episodes,
@@ -103,6 +117,20 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             rollout_secs,
         );
         Ok((metrics, successes))
+    }
+
+    /// Hands the rollout source the current policy when it samples elsewhere and has not
+    /// received the weights of this optimiser step yet.
+    fn publish_if_stale(
+        &mut self,
+        policy: &agent_rl_core::Qwen2ForCausalLm<B::InnerBackend>,
+    ) -> Result<()> {
+        if self.rollouts.samples_elsewhere() && self.published_step != Some(self.global_step) {
+            self.rollouts
+                .publish(policy, self.lora.as_ref(), self.global_step)?;
+            self.published_step = Some(self.global_step);
+        }
+        Ok(())
     }
 
     fn step_metrics(
@@ -140,6 +168,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             rewards: scored.per_reward.clone(),
             frac_reward_zero_std: frac_reward_zero_std(&scored.totals, group_size).unwrap_or(0.0),
             loss_metrics: outcome.loss_metrics,
+            sampler_mismatch: outcome.sampler_mismatch,
             entropy: outcome.entropy,
             completions: stats.completions,
             tool_calls_per_episode: stats.tool_calls_per_episode,

@@ -15,7 +15,9 @@ use crate::curriculum::{CurriculumMetrics, CurriculumSampler};
 use crate::error::{AlgoError, Result};
 use crate::metrics::{StepMetrics, TrainObserver};
 use crate::pipeline::Evaluator;
-use crate::rollout::{Checkpointing, LoopedTrainer, RewardStack, TrainReport, train_loop};
+use crate::rollout::{
+    Checkpointing, LoopedTrainer, RewardStack, RolloutSource, TrainReport, train_loop,
+};
 
 /// What a [`GrpoTrainer::train`] call did (the report every RL trainer returns).
 pub type GrpoReport = TrainReport;
@@ -27,11 +29,14 @@ pub(super) type Optim<B> = OptimizerAdaptor<AdamW, Qwen2ForCausalLm<B>, B>;
 ///
 /// Each generation step draws `prompts_per_step` tasks, runs `num_generations` episodes of each
 /// through [`AgentLoop`](agent_rl_core::AgentLoop) on `model.valid()` (single-turn, or
-/// multi-turn with an environment factory), scores them with the reward stack, turns the totals
-/// into group-relative advantages and takes `num_iterations` AdamW steps on the clipped GRPO
-/// loss (global-norm clipping, learning-rate schedule), reporting [`StepMetrics`] to the
-/// observers. Old log-probabilities are the detached current ones when `num_iterations == 1`
-/// (ratio 1, as TRL) and are recomputed once on the inner backend otherwise; reference
+/// multi-turn with an environment factory) — or through another [`RolloutSource`] such as an
+/// inference server ([`GrpoTrainerBuilder::with_rollout_source`]) — scores them with the
+/// reward stack, turns the totals into group-relative advantages and takes `num_iterations`
+/// AdamW steps on the clipped GRPO loss (global-norm clipping, learning-rate schedule),
+/// reporting [`StepMetrics`] to the observers. Old log-probabilities are the detached current
+/// ones when `num_iterations == 1` (ratio 1, as TRL) and are recomputed once on the inner
+/// backend otherwise, and whenever the episodes were sampled elsewhere (they then also give the
+/// truncated importance weights against the sampler, `rollout_importance_sampling_cap`); reference
 /// log-probabilities come from a frozen copy of the initial policy on the inner backend, kept
 /// only when `beta > 0` — or, with LoRA ([`GrpoTrainerBuilder::with_lora`]), from the policy
 /// with its adapters switched off, which shares the frozen weights instead of copying them.
@@ -53,6 +58,11 @@ pub struct GrpoTrainer<B: AutodiffBackend> {
     pub(super) parser: Box<dyn ToolCallParser>,
     pub(super) rewards: RewardStack,
     pub(super) environments: Option<Box<dyn EnvironmentFactory>>,
+    /// Where episodes come from (default: the learner through `AgentLoop`).
+    pub(super) rollouts: Box<dyn RolloutSource<B::InnerBackend>>,
+    /// The optimiser step whose policy the rollout source last received (sources that sample
+    /// elsewhere only).
+    pub(super) published_step: Option<usize>,
     pub(super) observers: Vec<Box<dyn TrainObserver>>,
     pub(super) checkpointing: Option<Checkpointing>,
     /// Optimiser steps done.

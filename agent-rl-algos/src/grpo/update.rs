@@ -11,11 +11,14 @@ use agent_rl_core::{Episode, Qwen2ForCausalLm};
 use burn::module::AutodiffModule;
 use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Int, Tensor};
+use burn::tensor::{Int, Tensor, TensorData};
 
 use super::trainer::GrpoTrainer;
 use crate::error::Result;
-use crate::loss::{GrpoLoss, GrpoLossInputs, GrpoLossMetrics, completion_loss_mask};
+use crate::loss::{
+    GrpoLoss, GrpoLossInputs, GrpoLossMetrics, SamplerMismatch, SamplerMismatchMetrics,
+    completion_loss_mask, truncated_importance_weights,
+};
 use crate::optim::clipped_adamw_step;
 use crate::reference::sync_reference_model;
 use crate::rollout::plan_micro_batches;
@@ -31,6 +34,8 @@ pub(super) struct MicroBatch<B: AutodiffBackend> {
     advantages: Tensor<B, 1>,
     old_logps: Option<Tensor<B, 2>>,
     ref_logps: Option<Tensor<B, 2>>,
+    /// Truncated importance weights against a separate sampler (constants).
+    sampler_weights: Option<Tensor<B, 2>>,
 }
 
 /// What the optimiser steps of one generation step produced.
@@ -40,6 +45,7 @@ pub(super) struct UpdateOutcome {
     pub grad_norm: Option<f32>,
     pub entropy: Option<f32>,
     pub loss_metrics: GrpoLossMetrics,
+    pub sampler_mismatch: Option<SamplerMismatchMetrics>,
 }
 
 /// Loss, entropy and loss metrics summed over the micro-batches and iterations of one update.
@@ -75,6 +81,7 @@ impl LossTally {
             grad_norm,
             entropy: Some(self.entropy_sum / active_tokens.max(1.0)),
             loss_metrics: average_metrics(&self.metrics),
+            sampler_mismatch: None,
         }
     }
 }
@@ -123,6 +130,18 @@ fn score<B: AutodiffBackend>(
     }
 }
 
+/// The sampler's log-probabilities of `members`' completion tokens, right-padded with 0 to
+/// `width`, row-major `[members, width]`.
+fn sampler_logprobs(members: &[&Episode], width: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(members.len() * width);
+    for episode in members {
+        let row = &episode.logprobs[..episode.logprobs.len().min(width)];
+        out.extend_from_slice(row);
+        out.extend(std::iter::repeat_n(0.0, width - row.len()));
+    }
+    out
+}
+
 fn host_sum<B: Backend>(tensor: Tensor<B, 2>) -> f32 {
     tensor.sum().into_data().iter::<f32>().next().unwrap_or(0.0)
 }
@@ -138,7 +157,8 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         iterations: usize,
     ) -> Result<UpdateOutcome> {
         let plan = plan_micro_batches(selected, self.config.optimizer.gradient_accumulation_steps);
-        let (mut micro, active_tokens) = self.micro_batches(policy, episodes, advantages, &plan)?;
+        let (mut micro, active_tokens, mismatch) =
+            self.micro_batches(policy, episodes, advantages, &plan)?;
         let mut first_scores = self.score_reference(&mut micro);
         let mut loss_fn = GrpoLoss::from_config(&self.config);
         loss_fn.gradient_accumulation_steps = micro.len();
@@ -165,6 +185,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
                     advantages: batch.advantages.clone(),
                     mask: batch.mask.clone(),
                     num_items_in_batch: Some(active_tokens),
+                    sampler_weights: batch.sampler_weights.clone(),
                 })?;
                 let loss = out.loss.clone().into_data().iter::<f32>().next();
                 tally.add_loss(loss.unwrap_or(f32::NAN), out.metrics);
@@ -175,19 +196,30 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             grad_norm =
                 Some(self.optimizer_step(accumulator.grads(), self.global_step + iteration)?);
         }
-        Ok(tally.finish(iterations, active_tokens, grad_norm))
+        let mut outcome = tally.finish(iterations, active_tokens, grad_norm);
+        outcome.sampler_mismatch = mismatch.and_then(|m| m.metrics());
+        Ok(outcome)
+    }
+
+    /// The cap of the sampler correction, when this trainer's rollouts come from another engine
+    /// and the correction is on.
+    fn sampler_correction_cap(&self) -> Option<f32> {
+        self.rollouts
+            .samples_elsewhere()
+            .then_some(self.config.rollout_importance_sampling_cap)
+            .flatten()
     }
 
     /// The tensors of each planned micro-batch (ids, masks, advantages, and the old policy's
-    /// log-probabilities when `num_iterations > 1`), and the number of completion tokens in
-    /// the loss.
+    /// log-probabilities when `num_iterations > 1` or the sampler is corrected for), the
+    /// number of completion tokens in the loss, and the sampler mismatch when corrected for.
     fn micro_batches(
         &self,
         policy: &Qwen2ForCausalLm<B::InnerBackend>,
         episodes: &[Episode],
         advantages: &[f32],
         plan: &[&[usize]],
-    ) -> Result<(Vec<MicroBatch<B>>, f32)> {
+    ) -> Result<(Vec<MicroBatch<B>>, f32, Option<SamplerMismatch>)> {
         let config = &self.config;
         let device = self.model().device();
         let pad_id = self
@@ -196,6 +228,8 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             .or_else(|| self.tokenizer.eos_ids.first().copied())
             .unwrap_or(0);
         let temperature = config.sampling.temperature;
+        let correction_cap = self.sampler_correction_cap();
+        let mut mismatch = correction_cap.map(|_| SamplerMismatch::default());
         let mut micro = Vec::with_capacity(plan.len());
         let mut active_tokens = 0.0f32;
         for chunk in plan {
@@ -212,15 +246,36 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             active_tokens += host_sum(mask.clone());
             let chunk_advantages: Vec<f32> = chunk.iter().map(|&i| advantages[i]).collect();
             let inner_ids = rows.ids_tensor::<B::InnerBackend>(&device);
-            let old_logps = (config.num_iterations > 1).then(|| {
-                Tensor::from_inner(token_logprobs(
+            let old_logps = (config.num_iterations > 1 || correction_cap.is_some()).then(|| {
+                token_logprobs(
                     policy,
                     inner_ids.clone(),
                     &rows.attention,
                     width,
                     temperature,
-                ))
+                )
             });
+            let sampler_weights = match (correction_cap, &old_logps, mismatch.as_mut()) {
+                (Some(cap), Some(learner), Some(total)) => {
+                    let sampler = sampler_logprobs(&members, width);
+                    let correction = truncated_importance_weights(
+                        &learner
+                            .clone()
+                            .into_data()
+                            .iter::<f32>()
+                            .collect::<Vec<_>>(),
+                        &sampler,
+                        &mask.clone().into_data().iter::<f32>().collect::<Vec<_>>(),
+                        cap,
+                    );
+                    total.merge(&correction.mismatch);
+                    Some(Tensor::<B, 2>::from_data(
+                        TensorData::new(correction.weights, [members.len(), width]),
+                        &device,
+                    ))
+                }
+                _ => None,
+            };
             micro.push(MicroBatch::<B> {
                 ids: rows.ids_tensor::<B>(&device),
                 inner_ids,
@@ -228,11 +283,12 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
                 completion_len: width,
                 mask,
                 advantages: Tensor::from_floats(chunk_advantages.as_slice(), &device),
-                old_logps,
+                old_logps: old_logps.map(Tensor::from_inner),
                 ref_logps: None,
+                sampler_weights,
             });
         }
-        Ok((micro, active_tokens))
+        Ok((micro, active_tokens, mismatch))
     }
 
     /// Fills each micro-batch's reference log-probabilities (when there is a reference) and

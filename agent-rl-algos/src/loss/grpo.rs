@@ -13,8 +13,9 @@ use crate::loss::{
 /// The settings of the GRPO loss (a view of [`GrpoConfig`]).
 ///
 /// Per token (or per sequence), with ratio `ρ = exp(log_weight)`:
-/// `loss = −min(min(ρ, δ)·A, clip(ρ, 1 − ε, 1 + ε_high)·A) + β·KL`, then reduced by
-/// [`aggregate_loss`]. This reproduces TRL 1.16's `GRPOTrainer` loss (checked against it by the
+/// `loss = −w·min(min(ρ, δ)·A, clip(ρ, 1 − ε, 1 + ε_high)·A) + β·KL`, then reduced by
+/// [`aggregate_loss`], where `w` is the sampler correction weight (1 unless
+/// [`GrpoLossInputs::sampler_weights`] is given). This reproduces TRL 1.16's `GRPOTrainer` loss (checked against it by the
 /// golden test in `tests/grpo_golden.rs`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GrpoLoss {
@@ -57,6 +58,11 @@ pub struct GrpoLossInputs<B: Backend> {
     /// `dapo` only: active tokens across all micro-batches of the optimiser step; `None` = this
     /// micro-batch's mask sum.
     pub num_items_in_batch: Option<f32>,
+    /// Truncated importance weights against a separate rollout engine, `[batch, steps]`
+    /// (constants, see [`truncated_importance_weights`](crate::loss::truncated_importance_weights)):
+    /// they multiply each token's clipped surrogate before the KL term is added, as TRL's
+    /// `vllm_importance_sampling_correction`. `None` = 1 (rollouts from the learner itself).
+    pub sampler_weights: Option<Tensor<B, 2>>,
 }
 
 /// The loss and its diagnostics.
@@ -118,6 +124,7 @@ impl GrpoLoss {
             advantages,
             mask,
             num_items_in_batch,
+            sampler_weights,
         } = inputs;
         let [batch, steps] = logps.dims();
         check_shape("mask", mask.dims(), [batch, steps])?;
@@ -130,6 +137,9 @@ impl GrpoLoss {
         }
         if let Some(old) = &old_logps {
             check_shape("old_logps", old.dims(), [batch, steps])?;
+        }
+        if let Some(weights) = &sampler_weights {
+            check_shape("sampler_weights", weights.dims(), [batch, steps])?;
         }
         let ref_logps = match (self.beta != 0.0, ref_logps) {
             (true, Some(r)) => {
@@ -172,6 +182,9 @@ impl GrpoLoss {
         let adv = advantages.clone().unsqueeze_dim::<2>(1); // [batch, 1]
         let surrogate = (ratio.clone() * adv.clone()).min_pair(clipped * adv);
         let mut per_token_loss = surrogate.neg().expand([batch, steps]);
+        if let Some(weights) = sampler_weights {
+            per_token_loss = per_token_loss * weights.detach();
+        }
         if let Some(kl) = &kl {
             per_token_loss = per_token_loss + kl.clone().mul_scalar(self.beta);
         }

@@ -1,19 +1,22 @@
 //! The machinery GRPO and PPO share around a rollout batch: which tasks a step draws
 //! ([`TaskOrder`]), the sampler seed of a step, scoring episodes with the weighted reward
 //! functions ([`RewardStack`]), laying episodes out as token rows for teacher-forced scoring,
-//! splitting a batch into micro-batches, and the outer training loop with its observers and
+//! splitting a batch into micro-batches, where a step's episodes come from ([`RolloutSource`]),
+//! and the outer training loop with its observers and
 //! checkpoints ([`TrainReport`]).
 
 mod episode_stats;
 mod micro;
 mod reward_stack;
 pub(crate) mod rows;
+mod source;
 mod task_order;
 mod train_loop;
 
 pub(crate) use episode_stats::{EpisodeStats, task_successes};
 pub(crate) use micro::plan_micro_batches;
 pub use reward_stack::{RewardStack, ScoredBatch};
+pub use source::{LocalRollouts, RolloutRequest, RolloutSetup, RolloutSource};
 pub use task_order::TaskOrder;
 pub(crate) use task_order::draw_tasks;
 pub use train_loop::TrainReport;
