@@ -2,7 +2,7 @@
 
 Mirrors examples/bench_policy.rs: a Qwen2 with hidden 256, intermediate 704, 4 layers, 4 heads,
 2 KV heads, vocab 1024 (random weights); generation of 64 sequences x 64 new tokens (greedy,
-16-token prompts, KV cache) and one training step (forward + backward + global-norm clip + AdamW)
+16-token prompts unless a third argument gives their length, KV cache) and one training step (forward + backward + global-norm clip + AdamW)
 on 64 x 128 tokens. Prints one JSON line. Run through benches/run_bench.sh.
 """
 import json
@@ -16,12 +16,13 @@ from transformers import Qwen2Config, Qwen2ForCausalLM
 def main():
     device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    prompt_length = int(sys.argv[3]) if len(sys.argv) > 3 else 16
     torch.manual_seed(0)
     config = Qwen2Config(vocab_size=1024, hidden_size=256, intermediate_size=704, num_hidden_layers=4,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=max(1024, prompt_length + 64),
                          tie_word_embeddings=True)
     model = Qwen2ForCausalLM(config).to(device).float().eval()
-    prompts = torch.randint(0, 1000, (64, 16), device=device)
+    prompts = torch.randint(0, 1000, (64, prompt_length), device=device)
     mask = torch.ones_like(prompts)
     sync = (lambda: torch.cuda.synchronize()) if device == "cuda" else (lambda: None)
 
@@ -38,7 +39,7 @@ def main():
         out = generate()
         sync()
         times.append(time.perf_counter() - start)
-        assert out.shape == (64, 80)
+        assert out.shape == (64, prompt_length + 64)
     gen = sorted(times)[len(times) // 2]
 
     model.train()
@@ -62,6 +63,7 @@ def main():
     print(json.dumps({
         "impl": f"transformers {__import__('transformers').__version__} / torch {torch.__version__}",
         "backend": f"{device}, {torch.get_num_threads()} threads",
+        "prompt_length": prompt_length,
         "generate_s": gen, "generate_tokens_per_s": 64 * 64 / gen,
         "train_step_s": train, "train_tokens_per_s": 64 * 128 / train,
     }))

@@ -4,8 +4,10 @@
 //! runs both in one go and prints them side by side. Output: one JSON line.
 //!
 //! ```text
-//! cargo run --release --example bench_policy -- [--device cpu|cuda] [--repeats 3]
+//! cargo run --release --example bench_policy -- [--device cpu|cuda] [--repeats 3] [--prompt-length 16]
 //! ```
+//! `--prompt-length` sets the generation prompts' length (64 sequences × 64 new tokens either
+//! way; the model's position window grows to fit).
 
 use std::time::Instant;
 
@@ -43,11 +45,16 @@ fn ids(seed: u64, batch: usize, len: usize) -> Vec<Vec<u32>> {
 fn run<B: AutodiffBackend>(
     device: &B::Device,
     repeats: usize,
+    prompt_length: usize,
 ) -> anyhow::Result<serde_json::Value> {
-    let config = bench_config(1024);
+    let base = bench_config(1024);
+    let config = agent_rl::core::Qwen2Config {
+        max_position_embeddings: base.max_position_embeddings.max(prompt_length + 64),
+        ..base
+    };
     let model: Qwen2ForCausalLm<B> = random_model(&config, 0, 0.02, device)?;
     let inference = model.valid();
-    let prompts = ids(1, 64, 16);
+    let prompts = ids(1, 64, prompt_length);
     let sampling = SamplingConfig {
         ignore_eos: true,
         ..SamplingConfig::greedy(64)
@@ -107,6 +114,7 @@ fn run<B: AutodiffBackend>(
     Ok(json!({
         "impl": "agent-rl (burn)",
         "backend": std::any::type_name::<B::InnerBackend>(),
+        "prompt_length": prompt_length,
         "generate_s": generation,
         "generate_tokens_per_s": 64.0 * 64.0 / generation,
         "train_step_s": train,
@@ -124,11 +132,13 @@ fn main() -> anyhow::Result<()> {
             .cloned()
     };
     let repeats: usize = value_of("--repeats").map_or(Ok(3), |r| r.parse())?;
+    let prompt_length: usize = value_of("--prompt-length").map_or(Ok(16), |p| p.parse())?;
+    anyhow::ensure!(prompt_length >= 1, "--prompt-length must be at least 1");
     let device: DeviceKind = value_of("--device")
         .unwrap_or_else(|| "cpu".into())
         .parse()?;
     let report = match device {
-        DeviceKind::Cpu => run::<agent_rl::backend::CpuTrainBackend>(&Default::default(), repeats)?,
+        DeviceKind::Cpu => run::<agent_rl::backend::CpuTrainBackend>(&Default::default(), repeats, prompt_length)?,
         DeviceKind::Cuda => {
             probe_cuda()?;
             #[cfg(feature = "cuda")]
@@ -136,6 +146,7 @@ fn main() -> anyhow::Result<()> {
                 run::<burn::backend::Autodiff<agent_rl::backend::CudaBackend>>(
                     &Default::default(),
                     repeats,
+                    prompt_length,
                 )?
             }
             #[cfg(not(feature = "cuda"))]
