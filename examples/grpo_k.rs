@@ -81,7 +81,7 @@ impl Args {
             bail!("--ks: give at least one group size");
         }
         for &k in &self.ks {
-            if k < 2 || self.completions_per_step % k != 0 {
+            if k < 2 || !self.completions_per_step.is_multiple_of(k) {
                 bail!(
                     "--ks: K = {k} must be at least 2 and divide --completions-per-step ({})",
                     self.completions_per_step
