@@ -13,22 +13,16 @@
 
 use std::sync::Arc;
 
-use agent_rl::algos::sft::{SftDataset, SftTrainer};
 use agent_rl::algos::toy::{
     ToySplit, call_only, toy_model_config, toy_noisy_sft_dataset, toy_split_tasks, toy_tokenizer,
 };
-use agent_rl::algos::{
-    GrpoConfig, GrpoTrainer, LrSchedule, OptimizerConfig, SftConfig, ToolUseScores,
-    evaluate_tool_use,
-};
 use agent_rl::backend::CpuTrainBackend as B;
 use agent_rl::core::weights::random_model;
-use agent_rl::core::{
-    AgentLoopConfig, ChatTokenizer, HermesToolCallParser, Qwen2ForCausalLm, SamplingConfig, Task,
-};
-use agent_rl::rewards::ToolUseReward;
-use burn::module::AutodiffModule;
 use clap::Parser;
+
+#[path = "shared/toy_run.rs"]
+mod toy_run;
+use toy_run::{GrpoArm, grpo, mean_sd, score, sft, sft_config};
 
 /// Command-line options.
 #[derive(Debug, Parser)]
@@ -55,90 +49,6 @@ struct Args {
     /// Held-out requests per evaluation.
     #[arg(long, default_value_t = 120)]
     held_out: usize,
-}
-
-fn sft_config(steps: usize, batch_size: usize, seed: u64) -> SftConfig {
-    SftConfig {
-        max_steps: Some(steps),
-        batch_size,
-        eval_fraction: 0.0,
-        seed,
-        optimizer: OptimizerConfig {
-            learning_rate: 1e-2,
-            lr_scheduler_type: LrSchedule::Constant,
-            warmup_steps: 5,
-            ..OptimizerConfig::default()
-        },
-        ..SftConfig::default()
-    }
-}
-
-fn sft(
-    model: Qwen2ForCausalLm<B>,
-    tokenizer: &Arc<ChatTokenizer>,
-    config: SftConfig,
-    rows: &SftDataset,
-) -> anyhow::Result<Qwen2ForCausalLm<B>> {
-    let mut trainer = SftTrainer::builder(model, Arc::clone(tokenizer))
-        .with_config(config)
-        .build()?;
-    trainer.train(rows)?;
-    Ok(trainer.into_model())
-}
-
-fn grpo(
-    model: Qwen2ForCausalLm<B>,
-    tokenizer: &Arc<ChatTokenizer>,
-    tasks: &[Task],
-    seed: u64,
-    args: &Args,
-) -> anyhow::Result<Qwen2ForCausalLm<B>> {
-    let mut config = GrpoConfig {
-        num_generations: 8,
-        prompts_per_step: 8,
-        max_steps: args.arm_steps,
-        beta: args.beta,
-        seed,
-        ..GrpoConfig::default()
-    }
-    .with_max_completion_length(64);
-    config.optimizer.learning_rate = args.grpo_lr;
-    config.optimizer.lr_scheduler_type = LrSchedule::Constant;
-    config.sampling.decode_shards = std::thread::available_parallelism().map_or(1, usize::from);
-    let mut trainer = GrpoTrainer::builder(model, Arc::clone(tokenizer))
-        .with_config(config)
-        .add_reward(ToolUseReward::default())
-        .build()?;
-    trainer.train(tasks)?;
-    Ok(trainer.into_model())
-}
-
-fn score(
-    model: &Qwen2ForCausalLm<B>,
-    tokenizer: &ChatTokenizer,
-    tasks: &[Task],
-) -> anyhow::Result<ToolUseScores> {
-    let config = AgentLoopConfig {
-        sampling: SamplingConfig::greedy(64),
-        max_tool_iterations: 1,
-        ..AgentLoopConfig::default()
-    };
-    let parser = HermesToolCallParser::default();
-    Ok(evaluate_tool_use(
-        &model.valid(),
-        tokenizer,
-        &parser,
-        tasks,
-        None,
-        config,
-    )?)
-}
-
-fn mean_sd(values: &[f32]) -> (f32, f32) {
-    let n = values.len().max(1) as f32;
-    let mean = values.iter().sum::<f32>() / n;
-    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f32>() / (n - 1.0).max(1.0);
-    (mean, var.sqrt())
 }
 
 #[allow(clippy::print_stdout)]
@@ -171,7 +81,15 @@ fn main() -> anyhow::Result<()> {
             &rows,
         )?;
         let control_score = score(&control, &tokenizer, &held_out)?;
-        let trained = grpo(warm, &tokenizer, &call_only(train), seed, &args)?;
+        let arm = GrpoArm {
+            num_generations: 8,
+            prompts_per_step: 8,
+            steps: args.arm_steps,
+            learning_rate: args.grpo_lr,
+            beta: args.beta,
+            seed,
+        };
+        let (trained, _) = grpo(warm, &tokenizer, &call_only(train), arm)?;
         let grpo_score = score(&trained, &tokenizer, &held_out)?;
         println!(
             "seed {seed}: held-out success after SFT {:.3}, + SFT {:.3}, + GRPO {:.3} \

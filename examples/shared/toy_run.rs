@@ -1,0 +1,135 @@
+//! What the toy-task measurement examples share (`grpo_gain`, `grpo_k`): the SFT warm-up and
+//! its control arm, a GRPO arm, greedy scoring on held-out requests, and mean / sd over seeds.
+
+use std::sync::Arc;
+
+use agent_rl::algos::sft::{SftDataset, SftTrainer};
+use agent_rl::algos::{
+    GrpoConfig, GrpoReport, GrpoTrainer, LrSchedule, OptimizerConfig, SftConfig, ToolUseScores,
+    evaluate_tool_use,
+};
+use agent_rl::backend::CpuTrainBackend as B;
+use agent_rl::core::{
+    AgentLoopConfig, ChatTokenizer, HermesToolCallParser, Qwen2ForCausalLm, SamplingConfig, Task,
+};
+use agent_rl::rewards::ToolUseReward;
+use burn::module::AutodiffModule;
+
+/// Tokens each completion may take, in GRPO and in the greedy evaluation.
+const MAX_COMPLETION_TOKENS: usize = 64;
+
+/// SFT for `steps` optimiser steps of `batch_size` rows (lr 1e-2 constant after 5 warm-up
+/// steps, no eval split).
+pub fn sft_config(steps: usize, batch_size: usize, seed: u64) -> SftConfig {
+    SftConfig {
+        max_steps: Some(steps),
+        batch_size,
+        eval_fraction: 0.0,
+        seed,
+        optimizer: OptimizerConfig {
+            learning_rate: 1e-2,
+            lr_scheduler_type: LrSchedule::Constant,
+            warmup_steps: 5,
+            ..OptimizerConfig::default()
+        },
+        ..SftConfig::default()
+    }
+}
+
+/// Trains `model` on `rows` with `config` and returns it.
+///
+/// # Errors
+/// From building or running the SFT trainer.
+pub fn sft(
+    model: Qwen2ForCausalLm<B>,
+    tokenizer: &Arc<ChatTokenizer>,
+    config: SftConfig,
+    rows: &SftDataset,
+) -> anyhow::Result<Qwen2ForCausalLm<B>> {
+    let mut trainer = SftTrainer::builder(model, Arc::clone(tokenizer))
+        .with_config(config)
+        .build()?;
+    trainer.train(rows)?;
+    Ok(trainer.into_model())
+}
+
+/// One GRPO arm's shape: group size, prompts per step, steps and the optimiser's knobs.
+#[derive(Debug, Clone, Copy)]
+pub struct GrpoArm {
+    /// Completions per prompt (K).
+    pub num_generations: usize,
+    /// Prompts drawn per step.
+    pub prompts_per_step: usize,
+    /// Optimiser steps.
+    pub steps: usize,
+    /// Constant learning rate.
+    pub learning_rate: f64,
+    /// KL coefficient.
+    pub beta: f32,
+    /// Seed of the task draws and sampling.
+    pub seed: u64,
+}
+
+/// Runs `arm` from `model` on `tasks` with `ToolUseReward::default()` (single turn, completions
+/// of at most 64 tokens, one decode shard per core); returns the model and the run's report.
+///
+/// # Errors
+/// From building or running the GRPO trainer.
+pub fn grpo(
+    model: Qwen2ForCausalLm<B>,
+    tokenizer: &Arc<ChatTokenizer>,
+    tasks: &[Task],
+    arm: GrpoArm,
+) -> anyhow::Result<(Qwen2ForCausalLm<B>, GrpoReport)> {
+    let mut config = GrpoConfig {
+        num_generations: arm.num_generations,
+        prompts_per_step: arm.prompts_per_step,
+        max_steps: arm.steps,
+        beta: arm.beta,
+        seed: arm.seed,
+        ..GrpoConfig::default()
+    }
+    .with_max_completion_length(MAX_COMPLETION_TOKENS);
+    config.optimizer.learning_rate = arm.learning_rate;
+    config.optimizer.lr_scheduler_type = LrSchedule::Constant;
+    config.sampling.decode_shards = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut trainer = GrpoTrainer::builder(model, Arc::clone(tokenizer))
+        .with_config(config)
+        .add_reward(ToolUseReward::default())
+        .build()?;
+    let report = trainer.train(tasks)?;
+    Ok((trainer.into_model(), report))
+}
+
+/// Greedy single-turn scores of `model` on `tasks`.
+///
+/// # Errors
+/// Rollout failures and broken targets.
+pub fn score(
+    model: &Qwen2ForCausalLm<B>,
+    tokenizer: &ChatTokenizer,
+    tasks: &[Task],
+) -> anyhow::Result<ToolUseScores> {
+    let config = AgentLoopConfig {
+        sampling: SamplingConfig::greedy(MAX_COMPLETION_TOKENS),
+        max_tool_iterations: 1,
+        ..AgentLoopConfig::default()
+    };
+    let parser = HermesToolCallParser::default();
+    Ok(evaluate_tool_use(
+        &model.valid(),
+        tokenizer,
+        &parser,
+        tasks,
+        None,
+        config,
+    )?)
+}
+
+/// Mean and unbiased standard deviation of `values` (sd 0 for fewer than two).
+pub fn mean_sd(values: &[f32]) -> (f32, f32) {
+    let n = values.len().max(1) as f32;
+    let mean = values.iter().sum::<f32>() / n;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f32>() / (n - 1.0).max(1.0);
+    (mean, var.sqrt())
+}
