@@ -14,6 +14,15 @@
 //! while format accuracy rose 0.55 → 1.00 (2026-12-05). The success figures are printed, not
 //! asserted; see issue 17. Held-out requests never occur in training, neither in the tasks nor in the pairs
 //! (checked below).
+//!
+//! Known failure (issue 17, open): seed 2. Its warm-up already reaches held-out format 1.00, and
+//! PPO at learning rate 1e-3 drives the summed per-episode KL to the reference to 7–50 nats in a
+//! few steps; the greedy held-out calls become malformed JSON that the reward model (trained on
+//! well-formed calls and refusals only) scores almost like calls, so format falls to 0.00 while
+//! the learned reward barely moves (2.38 → 2.52). Measured alternatives, seed by seed: learning
+//! rate 3e-4 keeps the KL under ~3 nats and seed 2's format at 1.00 but leaves seed 1's at
+//! 0.55; 3e-4 with a `ToolCallFormat` guard and 32 prompts per step passes seeds 2 and 3 but not
+//! seed 1 (format 0.55 → 0.55); 5e-4 passes seeds 1 and 3 and breaks seed 2 (1.00 → 0.45).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -149,8 +158,19 @@ fn rlhf_learns_tool_use(seed: u64) {
     let report = run.ppo().expect("PPO ran");
     let steps = report.steps.len();
     let window = steps / 4;
-    let first = report.mean_reward(0..window).expect("steps");
-    let last = report.mean_reward(steps - window..steps).expect("steps");
+    // The learned reward alone (`rewards/reward_model/mean`), not the step's total, so that a
+    // rule reward summed with it can never stand in for its rise.
+    let learned = |range: std::ops::Range<usize>| {
+        let means: Vec<f32> = report.steps[range]
+            .iter()
+            .filter_map(|m| m.rewards.iter().find(|r| r.name == "reward_model"))
+            .map(|r| r.mean)
+            .collect();
+        assert_eq!(means.len(), window, "the learned reward is logged at every step");
+        means.iter().sum::<f32>() / window as f32
+    };
+    let first = learned(0..window);
+    let last = learned(steps - window..steps);
     eprintln!(
         "RLHF seed {seed}: reward model held-out accuracy {accuracy:.3}; learned reward \
          {first:.3} -> {last:.3}; held-out call success {:.3} -> {:.3} (format {:.3} -> {:.3}, \
@@ -174,8 +194,8 @@ fn rlhf_learns_tool_use(seed: u64) {
         "seed {seed}: learned reward did not rise: {first} -> {last}"
     );
     assert!(
-        after.format_accuracy >= before.format_accuracy + FORMAT_RISE,
-        "seed {seed}: held-out format accuracy did not rise: {} -> {}",
+        after.format_accuracy >= (before.format_accuracy + FORMAT_RISE).min(1.0),
+        "seed {seed}: held-out format accuracy did not rise (nor, already at 1, hold): {} -> {}",
         before.format_accuracy,
         after.format_accuracy
     );
@@ -189,5 +209,6 @@ const RM_TASKS: usize = 900;
 const HELD_OUT_TASKS: usize = 60;
 /// Least rise of the mean learned reward, last quarter of the PPO steps over the first.
 const REWARD_RISE: f32 = 0.2;
-/// Least rise of the held-out tool-call format accuracy.
+/// Least rise of the held-out tool-call format accuracy; a warm-up that already reaches 1
+/// (seed 2's does) must keep it at 1, since no rise is possible there.
 const FORMAT_RISE: f32 = 0.1;
