@@ -166,7 +166,11 @@ fn rlhf_learns_tool_use(seed: u64) {
             .filter_map(|m| m.rewards.iter().find(|r| r.name == "reward_model"))
             .map(|r| r.mean)
             .collect();
-        assert_eq!(means.len(), window, "the learned reward is logged at every step");
+        assert_eq!(
+            means.len(),
+            window,
+            "the learned reward is logged at every step"
+        );
         means.iter().sum::<f32>() / window as f32
     };
     let first = learned(0..window);
