@@ -18,7 +18,7 @@ use anyhow::{Context, bail};
 use burn::tensor::backend::AutodiffBackend;
 
 use crate::train::{TrainArgs, TrainJob, load_model};
-use crate::train_config::{DataSection, EnvironmentKind, GrpoRunConfig, ModelSection, load};
+use crate::train_config::{DataSection, GrpoRunConfig, ModelSection, load};
 
 /// A parsed `train grpo` invocation.
 pub struct GrpoJob {
@@ -165,6 +165,23 @@ pub fn held_out_evaluator(
     }
 }
 
+/// The rollout source of a `[rollouts]` section.
+///
+/// # Errors
+/// An invalid section or an unset API key variable, naming `[rollouts]`.
+#[cfg(feature = "serve")]
+fn remote_rollouts(
+    section: &crate::train_config::RolloutsSection,
+) -> anyhow::Result<agent_rl::remote::RemoteRollouts> {
+    let mut source =
+        agent_rl::remote::RemoteRollouts::new(&section.remote_config(), &section.publish_dir)
+            .context("[rollouts]")?;
+    if let Some(name) = &section.adapter_name {
+        source = source.with_adapter_name(name.clone());
+    }
+    Ok(source)
+}
+
 impl TrainJob for GrpoJob {
     fn model(&self) -> &ModelSection {
         &self.config.model
@@ -182,16 +199,11 @@ impl TrainJob for GrpoJob {
             None => config.run.dir.clone().unwrap_or_else(|| "runs/grpo".into()),
         };
         let (train, held_out) = grpo_tasks(data)?;
-        let default_env = if data.toy.is_some() {
-            EnvironmentKind::Toy
+        let environments: Option<Arc<dyn EnvironmentFactory>> = if config.multi_turn() {
+            Some(Arc::new(toy_environments()))
         } else {
-            EnvironmentKind::None
+            None
         };
-        let environments: Option<Arc<dyn EnvironmentFactory>> =
-            match data.environment.unwrap_or(default_env) {
-                EnvironmentKind::Toy => Some(Arc::new(toy_environments())),
-                EnvironmentKind::None => None,
-            };
         let (model, tokenizer) = load_model::<B>(&config.model)?;
 
         let mut pipeline = Pipeline::builder(model, Arc::clone(&tokenizer))
@@ -199,6 +211,10 @@ impl TrainJob for GrpoJob {
             .with_resume(self.resume.is_some())
             .with_config_record(serde_json::to_value(&config)?)
             .with_observer(StageProgress::default());
+        #[cfg(feature = "serve")]
+        if let Some(rollouts) = &config.rollouts {
+            pipeline = pipeline.with_rollout_source(remote_rollouts(rollouts)?);
+        }
         let sampler = config
             .curriculum
             .as_ref()
