@@ -626,6 +626,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "serve")]
     #[test]
     fn rollouts_section_is_checked_naming_file_section_and_key() {
         let dir = tempfile::tempdir().expect("temp dir");
