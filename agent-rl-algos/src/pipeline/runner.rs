@@ -23,9 +23,9 @@ use crate::error::{AlgoError, Result};
 use crate::evaluate::ToolUseScores;
 use crate::grpo::GrpoTrainer;
 use crate::metrics::StepMetrics;
-use crate::rollout::RolloutSource;
 use crate::ppo::{PpoTrainer, critic_from_policy, fresh_copy};
 use crate::reward_model::{RewardModelScorer, RewardReport, RewardTrainer};
+use crate::rollout::RolloutSource;
 use crate::sft::SftTrainer;
 
 type SharedObserver = Arc<Mutex<Box<dyn PipelineObserver>>>;

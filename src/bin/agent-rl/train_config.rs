@@ -649,9 +649,7 @@ mod tests {
                 "[rollouts]: invalid argument `timeout_secs`",
             ),
             (
-                format!(
-                    "{lora}[rollouts]\nbase_url = \"127.0.0.1:8000\"\npublish_dir = \"pub\"\n"
-                ),
+                format!("{lora}[rollouts]\nbase_url = \"127.0.0.1:8000\"\npublish_dir = \"pub\"\n"),
                 "base_url",
             ),
         ] {
@@ -669,7 +667,10 @@ mod tests {
             format!("[model]\ntiny = true\n[data]\ntoy = 4\n{lora}{good}"),
         )
         .expect("write");
-        let message = format!("{:#}", load::<GrpoRunConfig>(&path, "g").expect_err("toy env"));
+        let message = format!(
+            "{:#}",
+            load::<GrpoRunConfig>(&path, "g").expect_err("toy env")
+        );
         assert!(message.contains("[rollouts] is single-turn"), "{message}");
         std::fs::write(
             &path,
@@ -679,7 +680,11 @@ mod tests {
         let config = load::<GrpoRunConfig>(&path, "g").expect("loads");
         let remote = config.rollouts.expect("[rollouts]").remote_config();
         assert_eq!(
-            (remote.model.as_str(), remote.max_concurrency, remote.timeout_secs),
+            (
+                remote.model.as_str(),
+                remote.max_concurrency,
+                remote.timeout_secs
+            ),
             ("tiny", 1, 600),
             "set keys reach the client, unset ones keep RemoteConfig's defaults"
         );
