@@ -1,5 +1,6 @@
 //! `agent-rl serve` as a process: its greedy answer equals `agent-rl generate --greedy`, its
-//! log-probabilities equal `agent-rl logprobs`.
+//! log-probabilities equal `agent-rl logprobs`; `agent-rl train grpo` with a `[rollouts]`
+//! section samples on it.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -31,10 +32,9 @@ impl Drop for Child {
     }
 }
 
-#[test]
-fn served_greedy_tokens_and_logprobs_equal_the_cli_commands() {
-    let model = fixture_model();
-    let model = model.to_str().unwrap();
+/// `agent-rl serve --model <model> --served-model-name tiny` on a free loopback port (with
+/// `extra` flags) and its base URL.
+fn serve(model: &str, extra: &[&str]) -> (Child, String) {
     let mut child = Child(
         Command::new(env!("CARGO_BIN_EXE_agent-rl"))
             .args([
@@ -46,6 +46,7 @@ fn served_greedy_tokens_and_logprobs_equal_the_cli_commands() {
                 "--served-model-name",
                 "tiny",
             ])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -57,6 +58,14 @@ fn served_greedy_tokens_and_logprobs_equal_the_cli_commands() {
         .unwrap();
     let url = line.trim().rsplit(' ').next().unwrap().to_owned();
     assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+    (child, url)
+}
+
+#[test]
+fn served_greedy_tokens_and_logprobs_equal_the_cli_commands() {
+    let model = fixture_model();
+    let model = model.to_str().unwrap();
+    let (_child, url) = serve(model, &[]);
     let messages = json!([{"role": "user", "content": "Hi"}]);
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
@@ -109,4 +118,57 @@ fn served_greedy_tokens_and_logprobs_equal_the_cli_commands() {
         let got = entry["logprob"].as_f64().unwrap();
         assert!((got - want).abs() < 1e-4, "step {step}: {got} vs {want}");
     }
+}
+
+/// A run file's `[rollouts]` section reaches the trainer: `train grpo` samples on the served
+/// base model, publishes its adapter there and logs the importance sampling against it.
+#[test]
+fn train_grpo_with_rollouts_section_samples_on_the_server() {
+    let model = fixture_model();
+    let model = model.to_str().unwrap();
+    let (_child, url) = serve(model, &["--allow-runtime-lora"]);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let publish = dir.path().join("published");
+    let file = dir.path().join("grpo.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[model]\npath = {model:?}\n[data]\ntoy = 4\nenvironment = \"none\"\n\
+             [run]\ndir = {:?}\n[lora]\nr = 4\nalpha = 8.0\n\
+             [grpo]\nnum_generations = 2\nprompts_per_step = 2\nmax_steps = 2\n\
+             max_completion_length = 8\nmax_prompt_length = 200\n\
+             [grpo.sampling]\nmax_new_tokens = 8\n\
+             [rollouts]\nbase_url = {url:?}\nmodel = \"tiny\"\npublish_dir = {:?}\n\
+             adapter_name = \"cli-policy\"\nmax_concurrency = 1\n",
+            run.to_str().unwrap(),
+            publish.to_str().unwrap(),
+        ),
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_agent-rl"))
+        .args(["train", "grpo", "--config", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metrics = std::fs::read_to_string(run.join("grpo_metrics.jsonl")).unwrap();
+    let steps: Vec<Value> = metrics
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(steps.len(), 2, "{metrics}");
+    for step in &steps {
+        let ratio = step["sampling/importance_sampling_ratio/mean"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no importance sampling ratio logged: {step}"));
+        assert!(ratio.is_finite() && ratio > 0.0, "{step}");
+    }
+    assert!(
+        publish.join("cli-policy/adapter_config.json").is_file(),
+        "the adapter is published under the configured name"
+    );
 }

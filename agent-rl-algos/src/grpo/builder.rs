@@ -140,6 +140,16 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
         self
     }
 
+    /// [`Self::with_rollout_source`] with a boxed source (the pipeline's).
+    #[must_use]
+    pub(crate) fn with_boxed_rollout_source(
+        mut self,
+        source: Box<dyn RolloutSource<B::InnerBackend>>,
+    ) -> Self {
+        self.rollouts = source;
+        self
+    }
+
     /// Sets the tool-call format of the model's output (default: Hermes / Qwen2.5).
     #[must_use]
     pub fn with_parser(mut self, parser: impl ToolCallParser + 'static) -> Self {

@@ -25,6 +25,7 @@ use crate::grpo::GrpoTrainer;
 use crate::metrics::StepMetrics;
 use crate::ppo::{PpoTrainer, critic_from_policy, fresh_copy};
 use crate::reward_model::{RewardModelScorer, RewardReport, RewardTrainer};
+use crate::rollout::RolloutSource;
 use crate::sft::SftTrainer;
 
 type SharedObserver = Arc<Mutex<Box<dyn PipelineObserver>>>;
@@ -68,6 +69,7 @@ pub struct Pipeline<B: AutodiffBackend> {
     tokenizer: Arc<ChatTokenizer>,
     stages: Vec<Stage>,
     evaluator: Option<Box<dyn Evaluator<B::InnerBackend>>>,
+    rollout_source: Option<Box<dyn RolloutSource<B::InnerBackend>>>,
     run_dir: Option<PathBuf>,
     resume: bool,
     config_record: Option<Value>,
@@ -82,6 +84,7 @@ impl<B: AutodiffBackend> std::fmt::Debug for Pipeline<B> {
         f.debug_struct("Pipeline")
             .field("stages", &self.stages)
             .field("evaluator", &self.evaluator.is_some())
+            .field("rollout_source", &self.rollout_source.is_some())
             .field("run_dir", &self.run_dir)
             .field("resume", &self.resume)
             .finish_non_exhaustive()
@@ -107,6 +110,20 @@ impl<B: AutodiffBackend> PipelineBuilder<B> {
     #[must_use]
     pub fn with_evaluator(mut self, evaluator: impl Evaluator<B::InnerBackend> + 'static) -> Self {
         self.0.evaluator = Some(Box::new(evaluator));
+        self
+    }
+
+    /// Samples the GRPO stage's episodes with `source` instead of on the learner (see
+    /// [`GrpoTrainerBuilder::with_rollout_source`](crate::GrpoTrainerBuilder::with_rollout_source);
+    /// e.g. `agent_rl::remote::RemoteRollouts`, rollouts on an inference server). It belongs to
+    /// the pipeline rather than to the stage because it works on the pipeline's backend; a
+    /// pipeline has at most one GRPO stage, so there is no doubt which stage it serves.
+    #[must_use]
+    pub fn with_rollout_source(
+        mut self,
+        source: impl RolloutSource<B::InnerBackend> + 'static,
+    ) -> Self {
+        self.0.rollout_source = Some(Box::new(source));
         self
     }
 
@@ -147,11 +164,21 @@ impl<B: AutodiffBackend> PipelineBuilder<B> {
     /// [`AlgoError::InvalidConfig`] / [`AlgoError::InvalidInput`] naming the stage field: no
     /// stage, two stages of one kind (their metrics files would collide), a stage's invalid
     /// config, a stage scoring with the learned reward and no reward-model stage before it,
-    /// resuming without a run directory or without a checkpointing GRPO or PPO stage.
+    /// resuming without a run directory or without a checkpointing GRPO or PPO stage, a
+    /// rollout source without a GRPO stage to sample for. (The source checks the GRPO stage's
+    /// setup when its trainer is built.)
     pub fn build(self) -> Result<Pipeline<B>> {
         let pipeline = self.0;
         if pipeline.stages.is_empty() {
             return Err(AlgoError::input("stages", "add at least one stage"));
+        }
+        if pipeline.rollout_source.is_some()
+            && !pipeline.stages.iter().any(|s| matches!(s, Stage::Grpo(_)))
+        {
+            return Err(AlgoError::input(
+                "rollout_source",
+                "no GRPO stage to sample for (a rollout source serves the GRPO stage)",
+            ));
         }
         for (index, stage) in pipeline.stages.iter().enumerate() {
             stage.validate()?;
@@ -203,6 +230,7 @@ impl<B: AutodiffBackend> Pipeline<B> {
             tokenizer: tokenizer.into(),
             stages: Vec::new(),
             evaluator: None,
+            rollout_source: None,
             run_dir: None,
             resume: false,
             config_record: None,
@@ -229,6 +257,7 @@ impl<B: AutodiffBackend> Pipeline<B> {
             tokenizer,
             stages,
             mut evaluator,
+            mut rollout_source,
             run_dir,
             resume,
             config_record,
@@ -344,7 +373,10 @@ impl<B: AutodiffBackend> Pipeline<B> {
                     } else {
                         None
                     };
-                    let builder = builder.with_boxed_evaluator(lent);
+                    let mut builder = builder.with_boxed_evaluator(lent);
+                    if let Some(source) = rollout_source.take() {
+                        builder = builder.with_boxed_rollout_source(source);
+                    }
                     let (trained, report) = run_rl(
                         builder,
                         stage,

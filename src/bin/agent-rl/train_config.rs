@@ -1,6 +1,7 @@
 //! The TOML run files of `agent-rl train`: one struct per trainer, each section mirroring a
 //! library config (`[sft]` = `SftConfig`, `[grpo]` = `GrpoConfig`, `[ppo]` = `PpoConfig`,
-//! `[reward_model]` = `RewardConfig`, `[reward]` = `ToolUseConfig`, `[lora]` = `LoraConfig`).
+//! `[reward_model]` = `RewardConfig`, `[reward]` = `ToolUseConfig`, `[lora]` = `LoraConfig`,
+//! `[rollouts]` = `RemoteConfig` and `RemoteRollouts`'s publishing settings).
 //! Unknown keys are rejected with the key and the file named.
 
 use std::path::{Path, PathBuf};
@@ -205,6 +206,88 @@ pub struct GrpoRunConfig {
     /// toy data, else the tasks' `data.level` (0 when absent); `[data] new_scenarios` feeds the
     /// new-scenario pool.
     pub curriculum: Option<CurriculumConfig>,
+    /// `[rollouts]`: sample GRPO's episodes on an OpenAI-compatible server (needs `[lora]`,
+    /// single-turn only).
+    pub rollouts: Option<RolloutsSection>,
+}
+
+/// `[rollouts]` of a GRPO run file: GRPO's episodes sampled on an OpenAI-compatible server
+/// (`agent-rl serve --allow-runtime-lora`, vLLM with runtime LoRA updating), the LoRA policy
+/// published to it after every optimiser step (`agent_rl::remote::RemoteRollouts`). Unset
+/// optional keys take `RemoteConfig`'s defaults.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RolloutsSection {
+    /// Base URL up to and including `/v1`, e.g. `http://127.0.0.1:8000/v1`.
+    pub base_url: String,
+    /// The served base model's name (`--served-model-name`); default `"agent-rl"`.
+    pub model: Option<String>,
+    /// Environment variable holding the server's API key; none = no key.
+    pub api_key_env: Option<String>,
+    /// Where each step's adapter is written (`<publish_dir>/<adapter_name>`); the server must
+    /// read it at the same path.
+    pub publish_dir: PathBuf,
+    /// The name the policy is published under; default `agent-rl-policy`.
+    pub adapter_name: Option<String>,
+    /// Whole-request timeout in seconds.
+    pub timeout_secs: Option<u64>,
+    /// Connection timeout in seconds.
+    pub connect_timeout_secs: Option<u64>,
+    /// Retries after a 429, a 5xx or a transport error.
+    pub max_retries: Option<u32>,
+    /// Requests in flight at once.
+    pub max_concurrency: Option<usize>,
+}
+
+#[cfg(feature = "serve")]
+impl RolloutsSection {
+    /// The client settings, `RemoteConfig`'s defaults for unset keys.
+    pub fn remote_config(&self) -> agent_rl::remote::RemoteConfig {
+        let defaults = agent_rl::remote::RemoteConfig::default();
+        agent_rl::remote::RemoteConfig {
+            base_url: self.base_url.clone(),
+            model: self.model.clone().unwrap_or(defaults.model),
+            api_key_env: self.api_key_env.clone(),
+            timeout_secs: self.timeout_secs.unwrap_or(defaults.timeout_secs),
+            connect_timeout_secs: self
+                .connect_timeout_secs
+                .unwrap_or(defaults.connect_timeout_secs),
+            max_retries: self.max_retries.unwrap_or(defaults.max_retries),
+            max_concurrency: self.max_concurrency.unwrap_or(defaults.max_concurrency),
+            ..defaults
+        }
+    }
+
+    /// Checks the section against the rest of the run file.
+    ///
+    /// # Errors
+    /// `[rollouts]` without `[lora]`, with a multi-turn environment, or with an invalid key.
+    fn validate(&self, lora: bool, multi_turn: bool) -> anyhow::Result<()> {
+        if !lora {
+            bail!(
+                "[rollouts] needs [lora]: the policy is published to the server as a LoRA \
+                 adapter (servers load adapters while serving, not full weights)"
+            );
+        }
+        if multi_turn {
+            bail!(
+                "[rollouts] is single-turn: set `[data] environment = \"none\"` (the multi-turn \
+                 agent loop runs on the local model only)"
+            );
+        }
+        if self.adapter_name.as_deref() == Some("") {
+            bail!("[rollouts] adapter_name: must not be empty");
+        }
+        self.remote_config().validate().context("[rollouts]")
+    }
+}
+
+#[cfg(not(feature = "serve"))]
+impl RolloutsSection {
+    /// Without the `serve` feature there is no HTTP client: the section is refused.
+    fn validate(&self, _lora: bool, _multi_turn: bool) -> anyhow::Result<()> {
+        bail!("[rollouts] needs the binary built with the `serve` feature (the HTTP client)")
+    }
 }
 
 /// The run file of `agent-rl train rm`: a reward model trained on preference pairs, from the
@@ -299,7 +382,23 @@ impl RunFile for GrpoRunConfig {
         } else if self.data.new_scenarios.is_some() {
             bail!("[data] new_scenarios needs a [curriculum] section (it mixes them in)");
         }
+        if let Some(rollouts) = &self.rollouts {
+            rollouts.validate(self.lora.is_some(), self.multi_turn())?;
+        }
         self.reward.validate().context("[reward]")
+    }
+}
+
+impl GrpoRunConfig {
+    /// Whether GRPO runs multi-turn episodes: `[data] environment`, by default the toy
+    /// environment with toy data.
+    pub fn multi_turn(&self) -> bool {
+        let default = if self.data.toy.is_some() {
+            EnvironmentKind::Toy
+        } else {
+            EnvironmentKind::None
+        };
+        self.data.environment.unwrap_or(default) == EnvironmentKind::Toy
     }
 }
 
@@ -524,6 +623,70 @@ mod tests {
         assert!(
             draws.iter().all(|d| d.task.id == task.id),
             "ratio 1: only new scenarios"
+        );
+    }
+
+    #[cfg(feature = "serve")]
+    #[test]
+    fn rollouts_section_is_checked_naming_file_section_and_key() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("run.toml");
+        let head = "[model]\ntiny = true\n[data]\ntoy = 4\nenvironment = \"none\"\n";
+        let lora = "[lora]\nr = 4\n";
+        let good = "[rollouts]\nbase_url = \"http://127.0.0.1:8000/v1\"\npublish_dir = \"pub\"\n";
+        for (text, expected) in [
+            (
+                format!("{lora}{good}max_concurency = 2\n"),
+                "unknown field `max_concurency`",
+            ),
+            (
+                format!("{lora}[rollouts]\nbase_url = \"http://127.0.0.1:8000/v1\"\n"),
+                "missing field `publish_dir`",
+            ),
+            (good.to_owned(), "[rollouts] needs [lora]"),
+            (
+                format!("{lora}{good}timeout_secs = 0\n"),
+                "[rollouts]: invalid argument `timeout_secs`",
+            ),
+            (
+                format!("{lora}[rollouts]\nbase_url = \"127.0.0.1:8000\"\npublish_dir = \"pub\"\n"),
+                "base_url",
+            ),
+        ] {
+            std::fs::write(&path, format!("{head}{text}")).expect("write");
+            let err = load::<GrpoRunConfig>(&path, "g").expect_err(&text);
+            let message = format!("{err:#}");
+            assert!(
+                message.contains(expected) && message.contains("run.toml"),
+                "{text}: {message}"
+            );
+        }
+        // The toy data's default environment is multi-turn, which remote rollouts refuse.
+        std::fs::write(
+            &path,
+            format!("[model]\ntiny = true\n[data]\ntoy = 4\n{lora}{good}"),
+        )
+        .expect("write");
+        let message = format!(
+            "{:#}",
+            load::<GrpoRunConfig>(&path, "g").expect_err("toy env")
+        );
+        assert!(message.contains("[rollouts] is single-turn"), "{message}");
+        std::fs::write(
+            &path,
+            format!("{head}{lora}{good}model = \"tiny\"\nmax_concurrency = 1\n"),
+        )
+        .expect("write");
+        let config = load::<GrpoRunConfig>(&path, "g").expect("loads");
+        let remote = config.rollouts.expect("[rollouts]").remote_config();
+        assert_eq!(
+            (
+                remote.model.as_str(),
+                remote.max_concurrency,
+                remote.timeout_secs
+            ),
+            ("tiny", 1, 600),
+            "set keys reach the client, unset ones keep RemoteConfig's defaults"
         );
     }
 

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_rl::algos::CurriculumSampler;
-use agent_rl::algos::pipeline::{GrpoStage, Pipeline, SftStage, ToolUseEvaluator, read_tasks};
+use agent_rl::algos::pipeline::{
+    GrpoStage, Pipeline, PipelineBuilder, SftStage, ToolUseEvaluator, read_tasks,
+};
 use agent_rl::algos::toy::{
     ToySplit, ToyTier, toy_environments, toy_sft_dataset, toy_split_tasks, toy_tier_tasks,
 };
@@ -18,7 +20,7 @@ use anyhow::{Context, bail};
 use burn::tensor::backend::AutodiffBackend;
 
 use crate::train::{TrainArgs, TrainJob, load_model};
-use crate::train_config::{DataSection, EnvironmentKind, GrpoRunConfig, ModelSection, load};
+use crate::train_config::{DataSection, GrpoRunConfig, ModelSection, RolloutsSection, load};
 
 /// A parsed `train grpo` invocation.
 pub struct GrpoJob {
@@ -165,6 +167,35 @@ pub fn held_out_evaluator(
     }
 }
 
+/// `pipeline` sampling its GRPO stage on the server of a `[rollouts]` section.
+///
+/// # Errors
+/// An invalid section or an unset API key variable, naming `[rollouts]`.
+#[cfg(feature = "serve")]
+fn with_remote_rollouts<B: AutodiffBackend>(
+    pipeline: PipelineBuilder<B>,
+    section: &RolloutsSection,
+) -> anyhow::Result<PipelineBuilder<B>> {
+    let mut source = agent_rl::remote::RemoteRollouts::new(
+        &section.remote_config(),
+        section.publish_dir.clone(),
+    )
+    .context("[rollouts]")?;
+    if let Some(name) = &section.adapter_name {
+        source = source.with_adapter_name(name.clone());
+    }
+    Ok(pipeline.with_rollout_source(source))
+}
+
+/// Without the `serve` feature the run file's `[rollouts]` is refused when it is loaded.
+#[cfg(not(feature = "serve"))]
+fn with_remote_rollouts<B: AutodiffBackend>(
+    _pipeline: PipelineBuilder<B>,
+    _section: &RolloutsSection,
+) -> anyhow::Result<PipelineBuilder<B>> {
+    bail!("[rollouts] needs the binary built with the `serve` feature (the HTTP client)")
+}
+
 impl TrainJob for GrpoJob {
     fn model(&self) -> &ModelSection {
         &self.config.model
@@ -182,16 +213,11 @@ impl TrainJob for GrpoJob {
             None => config.run.dir.clone().unwrap_or_else(|| "runs/grpo".into()),
         };
         let (train, held_out) = grpo_tasks(data)?;
-        let default_env = if data.toy.is_some() {
-            EnvironmentKind::Toy
+        let environments: Option<Arc<dyn EnvironmentFactory>> = if config.multi_turn() {
+            Some(Arc::new(toy_environments()))
         } else {
-            EnvironmentKind::None
+            None
         };
-        let environments: Option<Arc<dyn EnvironmentFactory>> =
-            match data.environment.unwrap_or(default_env) {
-                EnvironmentKind::Toy => Some(Arc::new(toy_environments())),
-                EnvironmentKind::None => None,
-            };
         let (model, tokenizer) = load_model::<B>(&config.model)?;
 
         let mut pipeline = Pipeline::builder(model, Arc::clone(&tokenizer))
@@ -199,6 +225,9 @@ impl TrainJob for GrpoJob {
             .with_resume(self.resume.is_some())
             .with_config_record(serde_json::to_value(&config)?)
             .with_observer(StageProgress::default());
+        if let Some(rollouts) = &config.rollouts {
+            pipeline = with_remote_rollouts(pipeline, rollouts)?;
+        }
         let sampler = config
             .curriculum
             .as_ref()
