@@ -89,7 +89,10 @@ fn eval_bfcl_on_an_endpoint_reports_what_the_local_model_reports() {
         let results = dir.path().join(format!("{name}.jsonl"));
         let mut args = vec!["eval", "bfcl", "--data", data.to_str().unwrap()];
         args.extend_from_slice(source);
+        // One request per generation, locally and on the server: no padding to tell apart.
         args.extend([
+            "--batch-size",
+            "1",
             "--limit",
             "1",
             "--max-new-tokens",
