@@ -67,8 +67,7 @@ fn long_context_model(dir: &Path) -> PathBuf {
         std::fs::copy(&path, model.join(path.file_name().unwrap())).unwrap();
     }
     let mut config: Value =
-        serde_json::from_str(&std::fs::read_to_string(model.join("config.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(model.join("config.json")).unwrap()).unwrap();
     config["max_position_embeddings"] = 2048.into();
     std::fs::write(model.join("config.json"), config.to_string()).unwrap();
     model
@@ -110,13 +109,30 @@ fn eval_bfcl_on_an_endpoint_reports_what_the_local_model_reports() {
     let model = model.to_str().unwrap();
     let local = bfcl(&["--model", model], "local");
     let remote = bfcl(
-        &["--endpoint", &server.url, "--endpoint-model", "tiny", "--tokenizer", model],
+        &[
+            "--endpoint",
+            &server.url,
+            "--endpoint-model",
+            "tiny",
+            "--tokenizer",
+            model,
+        ],
         "remote",
     );
-    assert!(!local.1["categories"].as_array().unwrap().is_empty(), "{}", local.0);
-    assert_eq!(remote, local, "with the tokenizer: same table, report and outputs");
+    assert!(
+        !local.1["categories"].as_array().unwrap().is_empty(),
+        "{}",
+        local.0
+    );
+    assert_eq!(
+        remote, local,
+        "with the tokenizer: same table, report and outputs"
+    );
     // Without the tokenizer the server's text is used as it comes: the verdicts still agree.
-    let plain = bfcl(&["--endpoint", &server.url, "--endpoint-model", "tiny"], "plain");
+    let plain = bfcl(
+        &["--endpoint", &server.url, "--endpoint-model", "tiny"],
+        "plain",
+    );
     assert_eq!(plain.1, local.1);
 }
 
@@ -133,7 +149,12 @@ fn eval_tau_run_with_the_customer_on_an_endpoint() {
         let mut args = vec!["eval", "tau", "run", "--data", data.to_str().unwrap()];
         args.extend(["--domain", "airline", "--model", model.to_str().unwrap()]);
         args.extend(["--task-ids", "0", "--max-new-tokens", "6"]);
-        args.extend(["--user-temperature", "0", "--report", report.to_str().unwrap()]);
+        args.extend([
+            "--user-temperature",
+            "0",
+            "--report",
+            report.to_str().unwrap(),
+        ]);
         args.extend_from_slice(customer);
         run(&args);
         let report: Value =
@@ -165,8 +186,29 @@ fn eval_tau_run_with_the_customer_on_an_endpoint() {
 #[test]
 fn model_and_endpoint_together_are_refused() {
     for args in [
-        &["eval", "bfcl", "--data", ".", "--model", "m", "--endpoint", "http://x/v1"][..],
-        &["eval", "swe", "run", "--data", ".", "--out", "o", "--model", "m", "--endpoint", "http://x/v1"],
+        &[
+            "eval",
+            "bfcl",
+            "--data",
+            ".",
+            "--model",
+            "m",
+            "--endpoint",
+            "http://x/v1",
+        ][..],
+        &[
+            "eval",
+            "swe",
+            "run",
+            "--data",
+            ".",
+            "--out",
+            "o",
+            "--model",
+            "m",
+            "--endpoint",
+            "http://x/v1",
+        ],
     ] {
         let output = Command::new(env!("CARGO_BIN_EXE_agent-rl"))
             .args(args)
@@ -181,5 +223,9 @@ fn model_and_endpoint_together_are_refused() {
         .args(["--model", "m", "--user-endpoint", "http://x/v1"])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2), "--user-endpoint needs --user-model");
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "--user-endpoint needs --user-model"
+    );
 }
