@@ -21,10 +21,12 @@
 //! ```
 
 mod config;
+mod customers;
 mod http;
 mod policy;
 mod rollouts;
 
 pub use config::RemoteConfig;
+pub use customers::RemoteCustomers;
 pub use policy::RemotePolicy;
 pub use rollouts::{DEFAULT_ADAPTER_NAME, RemoteRollouts};

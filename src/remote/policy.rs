@@ -32,7 +32,7 @@ pub struct RemotePolicy {
     model: String,
     max_concurrency: usize,
     tokenizer: Option<Arc<ChatTokenizer>>,
-    parser: Box<dyn ToolCallParser>,
+    parser: Arc<dyn ToolCallParser>,
     retokenized: AtomicU64,
 }
 
@@ -56,7 +56,7 @@ impl RemotePolicy {
             model: config.model.clone(),
             max_concurrency: config.max_concurrency,
             tokenizer: None,
-            parser: Box::new(HermesToolCallParser::default()),
+            parser: Arc::new(HermesToolCallParser::default()),
             retokenized: AtomicU64::new(0),
         })
     }
@@ -72,8 +72,23 @@ impl RemotePolicy {
     /// Parses tool calls out of decoded text with `parser` (default: Hermes / Qwen2.5).
     #[must_use]
     pub fn with_parser(mut self, parser: Box<dyn ToolCallParser>) -> Self {
-        self.parser = parser;
+        self.parser = Arc::from(parser);
         self
+    }
+
+    /// Another client to the same endpoint and model, sharing this one's connection pool,
+    /// tokenizer and parser, with its own [`Self::retokenized`] count (e.g. one per simulated
+    /// customer).
+    #[must_use]
+    pub fn fork(&self) -> Self {
+        Self {
+            http: self.http.clone(),
+            model: self.model.clone(),
+            max_concurrency: self.max_concurrency,
+            tokenizer: self.tokenizer.clone(),
+            parser: Arc::clone(&self.parser),
+            retokenized: AtomicU64::new(0),
+        }
     }
 
     /// Completions so far whose token ids did not come from the server (re-tokenized text, or

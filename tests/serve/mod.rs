@@ -5,6 +5,7 @@ mod cli;
 mod client;
 mod common;
 mod errors;
+mod eval;
 mod lora;
 mod rollouts;
 mod stream;

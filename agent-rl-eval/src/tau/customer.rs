@@ -35,21 +35,10 @@ impl<B: Backend> LlmCustomers<B> {
         domain: Domain,
         sampling: SamplingConfig,
     ) -> Result<Self> {
-        let dir = domain_dir(data, domain.as_str())?;
-        let prompt = dir
-            .parent()
-            .map(|root| root.join("user_simulator_prompt.txt"))
-            .ok_or_else(|| EvalError::Io {
-                path: dir.clone(),
-                source: std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    "the domain folder has no parent holding user_simulator_prompt.txt",
-                ),
-            })?;
         Ok(Self {
             model: policy.model.clone(),
             tokenizer: Arc::clone(&policy.tokenizer),
-            template: load_user_prompt(&prompt)?,
+            template: customer_prompt(data, domain)?,
             sampling,
         })
     }
@@ -66,4 +55,24 @@ impl<B: Backend> LlmCustomers<B> {
         let policy = BurnPolicy::new(self.model.clone(), Arc::clone(&self.tokenizer));
         Box::new(LlmUser::new(policy, self.template.clone(), sampling))
     }
+}
+
+/// The customer prompt template of the data folder `data`: the `user_simulator_prompt.txt`
+/// beside `domain`'s folder (see [`load_user_prompt`]).
+///
+/// # Errors
+/// [`EvalError`] naming the domain folder or prompt file that cannot be found or read.
+pub fn customer_prompt(data: &Path, domain: Domain) -> Result<String> {
+    let dir = domain_dir(data, domain.as_str())?;
+    let prompt = dir
+        .parent()
+        .map(|root| root.join("user_simulator_prompt.txt"))
+        .ok_or_else(|| EvalError::Io {
+            path: dir.clone(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the domain folder has no parent holding user_simulator_prompt.txt",
+            ),
+        })?;
+    load_user_prompt(&prompt)
 }

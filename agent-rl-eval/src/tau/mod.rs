@@ -53,7 +53,7 @@ pub mod runner;
 pub mod schema;
 pub mod user;
 
-pub use customer::LlmCustomers;
+pub use customer::{LlmCustomers, customer_prompt};
 pub use data::{ReplayFile, ReplayStep, ReplayTask, TauAction, TauTask};
 pub use domain::{CallStatus, Domain, TauDb, ToolOutcome};
 pub use env::{EpisodeStats, TauEnvironment, TauEnvironmentFactory, TauSuite};

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use agent_rl::backend::DeviceKind;
-use agent_rl::core::{BurnPolicy, SamplingConfig};
+use agent_rl::core::{BurnPolicy, Policy, SamplingConfig};
 use agent_rl::eval::bfcl::{
     BfclDataset, BfclReport, BfclRunConfig, BfclRunner, Category, CheckOptions, ResultLine,
     Verdict, multi_turn::MultiTurnDocs, score_results_file,
@@ -14,10 +14,12 @@ use anyhow::Context;
 use burn::prelude::Backend;
 use serde_json::json;
 
+use crate::endpoint_args::EndpointArgs;
 use crate::model_args::{ModelArgs, with_policy};
 use agent_rl::backend::PolicyJob;
 
-/// Score `--results FILE.jsonl` (lines `{"id", "result"}`), or run `--model DIR` on the data.
+/// Score `--results FILE.jsonl` (lines `{"id", "result"}`), or run `--model DIR` (or the
+/// model behind `--endpoint URL`) on the data.
 #[derive(Debug, clap::Args)]
 pub struct BfclArgs {
     /// BFCL data folder (`BFCL_v4_*.json` + `possible_answer/`, or v3; or a folder holding
@@ -25,13 +27,13 @@ pub struct BfclArgs {
     #[arg(long, env = "AGENT_RL_DATA")]
     data: PathBuf,
     /// Result file to score: JSON Lines `{"id": …, "result": raw text | [{"fn": {"arg": v}}]}`.
-    #[arg(long, conflicts_with = "model", required_unless_present = "model")]
+    #[arg(long, conflicts_with_all = ["model", "endpoint"], required_unless_present_any = ["model", "endpoint"])]
     results: Option<PathBuf>,
     /// The model's API wrote underscores where function names have dots.
     #[arg(long)]
     underscore_to_dot: bool,
     /// Where to write one verdict per line: `{"id", "valid", "error_type"}`.
-    #[arg(long, required_unless_present = "model")]
+    #[arg(long, required_unless_present_any = ["model", "endpoint"])]
     verdicts: Option<PathBuf>,
     /// Where to write the aggregate report (JSON); the Markdown table goes to stdout.
     #[arg(long)]
@@ -39,6 +41,10 @@ pub struct BfclArgs {
     /// Hugging Face snapshot to evaluate instead of a result file.
     #[arg(long)]
     model: Option<PathBuf>,
+    /// The model behind an endpoint instead (`--endpoint URL`; the `--model` options below
+    /// apply to it too, `--device` aside).
+    #[command(flatten)]
+    endpoint: EndpointArgs,
     /// Device for `--model`: `cpu` (default) or `cuda`.
     #[arg(long, default_value = "cpu")]
     device: DeviceKind,
@@ -74,8 +80,18 @@ pub fn run(args: BfclArgs) -> anyhow::Result<()> {
         let report = BfclReport::with_dataset_counts(&verdicts, version, &dataset.counts());
         return finish(&args, &verdicts, &report);
     }
+    if let Some(url) = args.endpoint.endpoint.clone() {
+        let job = Job {
+            args,
+            dataset,
+            version,
+            folder,
+        };
+        let endpoint = job.args.endpoint.clone();
+        return endpoint.run(&url, |policy| job.evaluate(policy));
+    }
     let Some(model) = args.model.clone() else {
-        anyhow::bail!("give --results FILE or --model DIR");
+        anyhow::bail!("give --results FILE, --model DIR or --endpoint URL");
     };
     let model_args = ModelArgs {
         model,
@@ -104,6 +120,13 @@ impl PolicyJob for Job {
     type Output = ();
 
     fn run<B: Backend>(self, mut policy: BurnPolicy<B>) -> anyhow::Result<()> {
+        self.evaluate(&mut policy)
+    }
+}
+
+impl Job {
+    /// Runs the data through `policy`, writes the outputs and prints the table.
+    fn evaluate(&self, policy: &mut dyn Policy) -> anyhow::Result<()> {
         let args = &self.args;
         let categories = Category::from_names(args.categories.iter().map(String::as_str))
             .map_err(|name| anyhow::anyhow!("unknown category `{name}`"))?;
@@ -132,7 +155,7 @@ impl PolicyJob for Job {
         if let Some(docs) = &docs {
             runner = runner.with_multi_turn_docs(docs);
         }
-        let run = runner.run(&mut policy)?;
+        let run = runner.run(policy)?;
         bar.finish_and_clear();
         if let Some(path) = &args.save_results {
             write_lines(

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_rl::backend::{DeviceKind, PolicyJob};
-use agent_rl::core::{BurnPolicy, SamplingConfig};
+use agent_rl::core::{BurnPolicy, Policy, SamplingConfig};
 use agent_rl::eval::swe::{
     GradeConfig, LocalGrader, SandboxMode, SweEnvConfig, SweReport, SweRunConfig, builtin_specs,
     episodes_path, grade_predictions, load_data_instances, load_specs, predictions, read_episodes,
@@ -15,6 +15,7 @@ use agent_rl::progress::{count_bar, count_progress};
 use anyhow::Context;
 use burn::prelude::Backend;
 
+use crate::endpoint_args::EndpointArgs;
 use crate::model_args::{ModelArgs, with_policy};
 
 /// SWE-bench subcommands.
@@ -33,8 +34,11 @@ pub enum SweCommand {
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
     /// Hugging Face snapshot of the agent.
-    #[arg(long)]
-    model: PathBuf,
+    #[arg(long, required_unless_present = "endpoint")]
+    model: Option<PathBuf>,
+    /// The agent behind an endpoint instead.
+    #[command(flatten)]
+    endpoint: EndpointArgs,
     /// Device: `cpu` (default) or `cuda`.
     #[arg(long, default_value = "cpu")]
     device: DeviceKind,
@@ -48,7 +52,8 @@ pub struct RunArgs {
     /// Predictions file to write (JSONL).
     #[arg(long)]
     out: PathBuf,
-    /// `model_name_or_path` of the predictions; default the model folder's name.
+    /// `model_name_or_path` of the predictions; default the model folder's name (or the
+    /// `--endpoint-model`).
     #[arg(long)]
     model_name: Option<String>,
     /// Most steps (tool calls and replies) per instance.
@@ -117,8 +122,16 @@ pub fn run(command: SweCommand) -> anyhow::Result<()> {
     match command {
         SweCommand::Grade(args) => grade(&args),
         SweCommand::Run(args) => {
+            if let Some(url) = args.endpoint.endpoint.clone() {
+                let endpoint = args.endpoint.clone();
+                let job = RunJob { args };
+                return endpoint.run(&url, |policy| job.evaluate(policy));
+            }
+            let Some(model) = args.model.clone() else {
+                anyhow::bail!("give --model DIR or --endpoint URL");
+            };
             let model = ModelArgs {
-                model: args.model.clone(),
+                model,
                 device: args.device,
             };
             with_policy(&model, RunJob { args })
@@ -134,6 +147,13 @@ impl PolicyJob for RunJob {
     type Output = ();
 
     fn run<B: Backend>(self, mut policy: BurnPolicy<B>) -> anyhow::Result<()> {
+        self.evaluate(&mut policy)
+    }
+}
+
+impl RunJob {
+    /// Runs the instances with `policy` as the agent and writes the predictions and episodes.
+    fn evaluate(&self, policy: &mut dyn Policy) -> anyhow::Result<()> {
         let args = &self.args;
         let tasks = tasks_for(&args.data, &args.instances)?;
         let mut env = SweEnvConfig {
@@ -154,18 +174,15 @@ impl PolicyJob for RunJob {
             batch_size: args.batch_size,
         };
         let bar = count_bar("instances");
-        let episodes = run_swe(
-            &mut policy,
-            &tasks,
-            &config,
-            None,
-            &mut count_progress(&bar),
-        )?;
+        let episodes = run_swe(policy, &tasks, &config, None, &mut count_progress(&bar))?;
         bar.finish_and_clear();
         let name = args.model_name.clone().unwrap_or_else(|| {
-            args.model
-                .file_name()
-                .map_or_else(|| "agent-rl".into(), |n| n.to_string_lossy().into_owned())
+            let folder = args.model.as_ref().and_then(|dir| dir.file_name());
+            match (folder, &args.endpoint.endpoint_model) {
+                (Some(folder), _) => folder.to_string_lossy().into_owned(),
+                (None, Some(model)) => model.clone(),
+                (None, None) => "agent-rl".into(),
+            }
         });
         write_predictions(&args.out, &predictions(&episodes, &name))?;
         let log = episodes_path(&args.out);

@@ -7,13 +7,15 @@ use agent_rl::backend::DeviceKind;
 use agent_rl::core::{BurnPolicy, SamplingConfig};
 use agent_rl::eval::tau::data::domain_dir;
 use agent_rl::eval::tau::{
-    Domain, LlmCustomers, TauDb, TauRunConfig, TauSuite, load_tasks, replay_split, run_tau,
+    Domain, LlmCustomers, TauDb, TauRunConfig, TauSuite, UserSimulator, load_tasks, replay_split,
+    run_tau,
 };
 use agent_rl::progress::{count_bar, count_progress};
 use anyhow::Context;
 use burn::prelude::Backend;
 use serde_json::json;
 
+use crate::endpoint_args::ClientArgs;
 use crate::model_args::{ModelArgs, with_policy};
 use agent_rl::backend::PolicyJob;
 
@@ -23,9 +25,9 @@ pub enum TauCommand {
     /// Replay each task's ground-truth actions on a fresh database and write the observations
     /// and rewards (the shape of the original's `gt_replay_*.json`).
     Replay(ReplayArgs),
-    /// Run a local model as the agent on a split, with the same model simulating the customer
-    /// (prompt `user_simulator_prompt.txt` from the data folder); report average reward, pass^k
-    /// and tool-call statistics.
+    /// Run a local model as the agent on a split, with the same model (or one behind
+    /// `--user-endpoint`) simulating the customer (prompt `user_simulator_prompt.txt` from the
+    /// data folder); report average reward, pass^k and tool-call statistics.
     Run(RunArgs),
 }
 
@@ -42,9 +44,20 @@ pub struct RunArgs {
     /// Split: `test`, `dev` or `train`.
     #[arg(long, default_value = "test")]
     split: String,
-    /// Hugging Face snapshot of the agent (also used as the simulated customer).
+    /// Hugging Face snapshot of the agent (also the simulated customer unless
+    /// `--user-endpoint` is given).
     #[arg(long)]
     model: PathBuf,
+    /// Simulate the customer with the model behind this OpenAI-compatible endpoint (base URL
+    /// up to `/v1`) instead of `--model`.
+    #[arg(long, requires = "user_model")]
+    user_endpoint: Option<String>,
+    /// The `model` name to ask `--user-endpoint` for.
+    #[arg(long, requires = "user_endpoint")]
+    user_model: Option<String>,
+    /// Key and tokenizer of `--user-endpoint`.
+    #[command(flatten)]
+    client: ClientArgs,
     /// Device: `cpu` (default) or `cuda`.
     #[arg(long, default_value = "cpu")]
     device: DeviceKind,
@@ -128,22 +141,25 @@ impl PolicyJob for RunJob {
             },
             ..TauRunConfig::default()
         };
-        let customers = LlmCustomers::load(
-            &policy,
-            &args.data,
-            args.domain,
-            SamplingConfig {
-                max_new_tokens: args.max_new_tokens,
-                temperature: args.user_temperature,
-                ..SamplingConfig::default()
-            },
-        )?;
-        let make_user = |task: usize, trial: usize| customers.customer(task, trial);
+        let user_sampling = SamplingConfig {
+            max_new_tokens: args.max_new_tokens,
+            temperature: args.user_temperature,
+            ..SamplingConfig::default()
+        };
+        let make_user: Box<dyn Fn(usize, usize) -> Box<dyn UserSimulator>> =
+            match (&args.user_endpoint, &args.user_model) {
+                (Some(url), Some(model)) => remote_customers(args, url, model, user_sampling)?,
+                _ => {
+                    let customers =
+                        LlmCustomers::load(&policy, &args.data, args.domain, user_sampling)?;
+                    Box::new(move |task, trial| customers.customer(task, trial))
+                }
+            };
         let bar = count_bar("episodes");
         let report = run_tau(
             &suite,
             &mut policy,
-            &make_user,
+            &*make_user,
             &config,
             &mut count_progress(&bar),
         )?;
@@ -155,6 +171,31 @@ impl PolicyJob for RunJob {
         write!(std::io::stdout().lock(), "{}", report.to_markdown())?;
         Ok(())
     }
+}
+
+/// The customers of `--user-endpoint URL --user-model NAME`.
+#[cfg(feature = "serve")]
+fn remote_customers(
+    args: &RunArgs,
+    url: &str,
+    model: &str,
+    sampling: SamplingConfig,
+) -> anyhow::Result<Box<dyn Fn(usize, usize) -> Box<dyn UserSimulator>>> {
+    let policy = args.client.policy("--user-endpoint", url, model)?;
+    let customers =
+        agent_rl::remote::RemoteCustomers::load(policy, &args.data, args.domain, sampling)?;
+    Ok(Box::new(move |task, trial| customers.customer(task, trial)))
+}
+
+/// Without the `serve` feature there is no client.
+#[cfg(not(feature = "serve"))]
+fn remote_customers(
+    _: &RunArgs,
+    _: &str,
+    _: &str,
+    _: SamplingConfig,
+) -> anyhow::Result<Box<dyn Fn(usize, usize) -> Box<dyn UserSimulator>>> {
+    anyhow::bail!("--user-endpoint needs a binary built with the `serve` feature")
 }
 
 fn replay(args: &ReplayArgs) -> anyhow::Result<()> {

@@ -5,6 +5,7 @@
 
 mod chat_template;
 mod conversation_args;
+mod endpoint_args;
 mod eval;
 mod eval_bfcl;
 mod eval_swe;
