@@ -48,6 +48,13 @@ impl Http {
         format!("{}{path}", self.config.base_url.trim_end_matches('/'))
     }
 
+    /// The server's root + `path`: `base_url` without a trailing `/v1` (routes such as SGLang's
+    /// `/update_weights_from_disk` live beside `/v1`, not under it).
+    pub fn root_url(&self, path: &str) -> String {
+        let base = self.config.base_url.trim_end_matches('/');
+        format!("{}{path}", base.strip_suffix("/v1").unwrap_or(base))
+    }
+
     /// POSTs `body` to `path` and returns the JSON answer (see [`Self::post`]).
     ///
     /// # Errors
@@ -67,7 +74,14 @@ impl Http {
     /// [`CoreError::Remote`] with the status and the server's message once retries are spent,
     /// or at once for other 4xx answers.
     pub fn post(&self, path: &str, body: &Value) -> Result<String, CoreError> {
-        let url = self.url(path);
+        self.post_to(self.url(path), body)
+    }
+
+    /// POSTs `body` to the absolute `url`, as [`Self::post`] does.
+    ///
+    /// # Errors
+    /// As [`Self::post`].
+    pub fn post_to(&self, url: String, body: &Value) -> Result<String, CoreError> {
         let remote = |reason: String| CoreError::Remote {
             endpoint: url.clone(),
             reason,

@@ -110,6 +110,20 @@ impl RemotePolicy {
         self.http.post("/load_lora_adapter", &body).map(|_| ())
     }
 
+    /// Asks the server to replace its base weights with the Hugging Face checkpoint in `dir` (a
+    /// path on the server's machine, the served model's architecture) — SGLang's `POST
+    /// /update_weights_from_disk`, which `agent-rl serve --allow-weight-updates` answers too.
+    /// This is how a full fine-tuning trainer publishes each step's weights. Requests keep
+    /// naming the base model.
+    ///
+    /// # Errors
+    /// [`CoreError::Remote`] when the server refuses or cannot load it.
+    pub fn update_weights_from_disk(&self, dir: &std::path::Path) -> Result<(), CoreError> {
+        let body = json!({"model_path": dir.display().to_string()});
+        let url = self.http.root_url("/update_weights_from_disk");
+        self.http.post_to(url, &body).map(|_| ())
+    }
+
     /// Asks the server to forget adapter `name` (vLLM's `POST /v1/unload_lora_adapter`).
     ///
     /// # Errors

@@ -1,11 +1,12 @@
 //! [`RemoteRollouts`]: GRPO's episodes sampled on an OpenAI-compatible server, the policy
-//! published to it as a LoRA adapter after every optimiser step.
+//! published to it after every optimiser step (the LoRA adapter, or the full weights).
 
 use std::path::PathBuf;
 
 use agent_rl_algos::{AlgoError, RolloutRequest, RolloutSetup, RolloutSource};
 use agent_rl_core::generation::{FinishReason, Generation};
 use agent_rl_core::lora::{LoraConfig, save_adapter};
+use agent_rl_core::weights::{SaveOptions, save_pretrained};
 use agent_rl_core::{AssistantTurn, CoreError, Episode, Qwen2ForCausalLm, Trajectory};
 use burn::tensor::backend::Backend;
 
@@ -17,7 +18,8 @@ use super::policy::RemotePolicy;
 pub const DEFAULT_ADAPTER_NAME: &str = "agent-rl-policy";
 
 /// A [`RolloutSource`] that samples GRPO's episodes on an OpenAI-compatible server (`agent-rl
-/// serve --allow-runtime-lora`, or vLLM with runtime LoRA updating), token in / token out.
+/// serve --allow-runtime-lora` / `--allow-weight-updates`, vLLM with runtime LoRA updating,
+/// SGLang), token in / token out.
 ///
 /// - **Rollouts.** Each task's prompt is rendered here with the trainer's chat template (and
 ///   `max_prompt_length`, as the local agent loop does) and sent as token ids to
@@ -27,16 +29,20 @@ pub const DEFAULT_ADAPTER_NAME: &str = "agent-rl-policy";
 ///   corrects the difference with truncated importance sampling
 ///   ([`GrpoConfig::rollout_importance_sampling_cap`](agent_rl_algos::GrpoConfig::rollout_importance_sampling_cap)).
 /// - **Publishing.** Before the first rollout and after every update the trainer hands over the
-///   policy: its adapters are written in PEFT's layout to `<publish_dir>/<adapter name>` and the
-///   server is asked to load them under the adapter name (vLLM's `/v1/load_lora_adapter`, which
-///   replaces an adapter of the same name); rollouts then name the adapter as `model`.
+///   policy. With LoRA, its adapters are written in PEFT's layout to `<publish_dir>/<adapter
+///   name>` and the server is asked to load them under the adapter name (vLLM's
+///   `/v1/load_lora_adapter`, which replaces an adapter of the same name); rollouts then name
+///   the adapter as `model`. With full fine-tuning, the whole model is written as a Hugging Face
+///   checkpoint to `<publish_dir>/<adapter name>-weights` (each file replaced atomically) and the
+///   server is asked to swap its base weights for it (SGLang's `/update_weights_from_disk`,
+///   answered by `agent-rl serve --allow-weight-updates`); rollouts keep naming the base model.
 ///   `publish_dir` must be readable by the server at the same path (same machine or a shared
-///   file system).
+///   file system). Writing full weights every step costs a checkpoint's size of disk traffic per
+///   step: LoRA is the cheap path.
 ///
-/// Limits: LoRA only — `agent-rl serve` (like vLLM's runtime route) loads adapters while
-/// serving, not full weights, so full fine-tuning is refused when the trainer is built; and
-/// single-turn only — multi-turn episodes (an environment factory) are refused, since the
-/// agent loop's turns (tool execution, observation tokens) run on the local model only today.
+/// Limits: single-turn only — multi-turn episodes (an environment factory) are refused, since
+/// the agent loop's turns (tool execution, observation tokens) run on the local model only
+/// today.
 #[derive(Debug)]
 pub struct RemoteRollouts {
     client: RemotePolicy,
@@ -131,14 +137,6 @@ fn refused(field: &str, reason: &str) -> AlgoError {
 
 impl<B: Backend> RolloutSource<B> for RemoteRollouts {
     fn validate(&self, setup: RolloutSetup<'_>) -> agent_rl_algos::Result<()> {
-        if setup.lora.is_none() {
-            return Err(refused(
-                "lora",
-                "remote rollouts publish the policy to the server as a LoRA adapter, and the \
-                 server loads adapters while serving but not full weights; train LoRA \
-                 (GrpoTrainerBuilder::with_lora) or use local rollouts",
-            ));
-        }
         if setup.multi_turn {
             return Err(refused(
                 "environment",
@@ -194,16 +192,21 @@ impl<B: Backend> RolloutSource<B> for RemoteRollouts {
         lora: Option<&LoraConfig>,
         step: usize,
     ) -> agent_rl_algos::Result<()> {
-        let Some(lora) = lora else {
-            return Err(refused(
-                "lora",
-                "remote rollouts need LoRA (see RemoteRollouts)",
-            ));
-        };
-        let dir = self.publish_dir.join(&self.adapter_name);
-        save_adapter(policy, lora, None, &dir)?;
-        self.client.load_lora_adapter(&self.adapter_name, &dir)?;
-        self.client.set_model(self.adapter_name.clone());
+        match lora {
+            Some(lora) => {
+                let dir = self.publish_dir.join(&self.adapter_name);
+                save_adapter(policy, lora, None, &dir)?;
+                self.client.load_lora_adapter(&self.adapter_name, &dir)?;
+                self.client.set_model(self.adapter_name.clone());
+            }
+            None => {
+                let dir = self
+                    .publish_dir
+                    .join(format!("{}-weights", self.adapter_name));
+                save_pretrained(policy, &dir, SaveOptions::default())?;
+                self.client.update_weights_from_disk(&dir)?;
+            }
+        }
         tracing::debug!(step, adapter = %self.adapter_name, "published the policy to the rollout server");
         Ok(())
     }

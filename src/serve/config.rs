@@ -38,6 +38,10 @@ pub struct ServeConfig {
     /// Allow `/v1/load_lora_adapter` and `/v1/unload_lora_adapter` (they read directories on
     /// the server's disk, so they are off unless asked for). Default false.
     pub allow_runtime_lora: bool,
+    /// Allow `/update_weights_from_disk` (SGLang's route: replace the served weights with a
+    /// checkpoint directory on the server's disk, as a full fine-tuning trainer publishes its
+    /// policy). Off unless asked for. Default false.
+    pub allow_weight_updates: bool,
 }
 
 impl Default for ServeConfig {
@@ -55,6 +59,7 @@ impl Default for ServeConfig {
             api_key: None,
             tool_call_prefix: "<tool_call>\n".into(),
             allow_runtime_lora: false,
+            allow_weight_updates: false,
         }
     }
 }

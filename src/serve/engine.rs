@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use agent_rl_core::generation::{Generation, GenerationRow, RowHooks, generate_rows};
 use agent_rl_core::lora::load_adapter;
+use agent_rl_core::weights::{LoadOptions, load_pretrained};
 use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
 use burn::prelude::Backend;
 use serde::Serialize;
@@ -42,6 +43,12 @@ pub(crate) enum Command {
         name: String,
         path: PathBuf,
         reply: oneshot::Sender<Result<(), String>>,
+    },
+    /// Replace the base model's weights with the checkpoint in `path` (same architecture); the
+    /// loaded adapters are re-read from their directories onto the new weights.
+    LoadWeights {
+        path: PathBuf,
+        reply: oneshot::Sender<Result<String, String>>,
     },
     /// Forget adapter `name`.
     UnloadAdapter {
@@ -180,7 +187,7 @@ impl Engine {
         std::thread::Builder::new()
             .name("agent-rl-generate".into())
             .spawn(move || {
-                worker(&model, &tokenizer, &receiver, limits, &worker_metrics);
+                worker(model, &tokenizer, &receiver, limits, &worker_metrics);
             })
             .map_err(ServeError::Runtime)?;
         Ok(Self { sender, metrics })
@@ -208,20 +215,20 @@ impl Engine {
 
 /// The worker loop: waits for a job, gathers what else is queued (up to `max_batch` rows of
 /// one model or adapter that fit the context together), decodes them as one batch; loads and
-/// unloads adapters between batches; ends when every handle is dropped.
+/// unloads adapters and replaces weights between batches; ends when every handle is dropped.
 fn worker<B: Backend>(
-    model: &Qwen2ForCausalLm<B>,
+    mut model: Qwen2ForCausalLm<B>,
     tokenizer: &ChatTokenizer,
     receiver: &Receiver<Command>,
     limits: BatchLimits,
     metrics: &ServeMetrics,
 ) {
     let mut pending: VecDeque<Job> = VecDeque::new();
-    let mut adapters: HashMap<String, Qwen2ForCausalLm<B>> = HashMap::new();
+    let mut adapters: HashMap<String, Adapter<B>> = HashMap::new();
     loop {
         if pending.is_empty() {
             match receiver.recv() {
-                Ok(command) => handle(command, &mut pending, &mut adapters, model),
+                Ok(command) => handle(command, &mut pending, &mut adapters, &mut model),
                 Err(_) => return,
             }
             if pending.is_empty() {
@@ -231,20 +238,20 @@ fn worker<B: Backend>(
             while pending.iter().map(|j| j.rows.len()).sum::<usize>() < limits.max_batch {
                 let left = deadline.saturating_duration_since(Instant::now());
                 match receiver.recv_timeout(left) {
-                    Ok(command) => handle(command, &mut pending, &mut adapters, model),
+                    Ok(command) => handle(command, &mut pending, &mut adapters, &mut model),
                     Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
                 }
             }
         }
         while let Ok(command) = receiver.try_recv() {
-            handle(command, &mut pending, &mut adapters, model);
+            handle(command, &mut pending, &mut adapters, &mut model);
         }
         let batch = take_batch(&mut pending, limits);
         let adapter = batch.first().and_then(|job| job.adapter.clone());
         match adapter {
-            None => run_batch(model, tokenizer, batch, metrics),
+            None => run_batch(&model, tokenizer, batch, metrics),
             Some(name) => match adapters.get(&name) {
-                Some(adapted) => run_batch(adapted, tokenizer, batch, metrics),
+                Some(adapter) => run_batch(&adapter.model, tokenizer, batch, metrics),
                 None => {
                     for job in batch {
                         let message = format!("the adapter `{name}` was unloaded");
@@ -256,26 +263,117 @@ fn worker<B: Backend>(
     }
 }
 
-/// Queues a job, or loads / unloads an adapter (answering its reply channel).
+/// A loaded adapter: the base model with it attached, and where it was read from (to re-read
+/// it when the base weights change).
+struct Adapter<B: Backend> {
+    model: Qwen2ForCausalLm<B>,
+    path: PathBuf,
+}
+
+/// Reads the PEFT adapter in `path` onto `base`; a panic while loading becomes an error.
+fn read_adapter<B: Backend>(
+    base: &Qwen2ForCausalLm<B>,
+    path: &std::path::Path,
+) -> Result<Qwen2ForCausalLm<B>, String> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| load_adapter(base.clone(), path))) {
+        Ok(Ok((adapted, _))) => Ok(adapted),
+        Ok(Err(err)) => Err(format!("{}: {err}", path.display())),
+        Err(_) => Err(format!("{}: loading the adapter panicked", path.display())),
+    }
+}
+
+/// Reads the checkpoint in `path` and checks it has `model`'s architecture; a panic while
+/// loading becomes an error.
+fn read_weights<B: Backend>(
+    model: &Qwen2ForCausalLm<B>,
+    path: &std::path::Path,
+) -> Result<Qwen2ForCausalLm<B>, String> {
+    let device = model.device();
+    let loaded = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        load_pretrained::<B>(path, LoadOptions::default(), &device)
+    }));
+    let fresh = match loaded {
+        Ok(Ok((fresh, _))) => fresh,
+        Ok(Err(err)) => return Err(format!("{}: {err}", path.display())),
+        Err(_) => return Err(format!("{}: loading the weights panicked", path.display())),
+    };
+    if !same_architecture(fresh.config(), model.config()) {
+        return Err(format!(
+            "{}: config.json describes another architecture than the served model's \
+             (weights can be replaced, not the model's shape)",
+            path.display()
+        ));
+    }
+    Ok(fresh)
+}
+
+/// Whether two configs describe the same network and tokens (storage dtype and other
+/// informative fields may differ).
+fn same_architecture(a: &agent_rl_core::Qwen2Config, b: &agent_rl_core::Qwen2Config) -> bool {
+    let shape = |c: &agent_rl_core::Qwen2Config| {
+        (
+            c.vocab_size,
+            c.hidden_size,
+            c.intermediate_size,
+            c.num_hidden_layers,
+            c.num_attention_heads,
+            c.kv_heads(),
+            c.head_size(),
+            c.max_position_embeddings,
+            c.tie_word_embeddings,
+            c.hidden_act.clone(),
+            c.rope_base().to_bits(),
+            c.rms_norm_eps.to_bits(),
+        )
+    };
+    shape(a) == shape(b)
+}
+
+/// Queues a job, loads / unloads an adapter or replaces the weights (answering the reply
+/// channel).
 fn handle<B: Backend>(
     command: Command,
     pending: &mut VecDeque<Job>,
-    adapters: &mut HashMap<String, Qwen2ForCausalLm<B>>,
-    model: &Qwen2ForCausalLm<B>,
+    adapters: &mut HashMap<String, Adapter<B>>,
+    model: &mut Qwen2ForCausalLm<B>,
 ) {
     match command {
         Command::Generate(job) => pending.push_back(job),
         Command::LoadAdapter { name, path, reply } => {
-            let loaded =
-                std::panic::catch_unwind(AssertUnwindSafe(|| load_adapter(model.clone(), &path)));
-            let result = match loaded {
-                Ok(Ok((adapted, _))) => {
-                    adapters.insert(name, adapted);
-                    Ok(())
+            let result = read_adapter(model, &path).map(|adapted| {
+                adapters.insert(
+                    name,
+                    Adapter {
+                        model: adapted,
+                        path,
+                    },
+                );
+            });
+            let _ = reply.send(result);
+        }
+        Command::LoadWeights { path, reply } => {
+            let result = read_weights(model, &path).map(|fresh| {
+                *model = fresh;
+                let mut dropped = Vec::new();
+                adapters.retain(|name, adapter| match read_adapter(model, &adapter.path) {
+                    Ok(adapted) => {
+                        adapter.model = adapted;
+                        true
+                    }
+                    Err(err) => {
+                        dropped.push(format!("{name} ({err})"));
+                        false
+                    }
+                });
+                let mut message = format!("Succeeded to update model weights from {}.", path.display());
+                if !dropped.is_empty() {
+                    message.push_str(&format!(
+                        " Adapters that could not be re-read onto the new weights were unloaded: {}.",
+                        dropped.join(", ")
+                    ));
                 }
-                Ok(Err(err)) => Err(format!("{}: {err}", path.display())),
-                Err(_) => Err(format!("{}: loading the adapter panicked", path.display())),
-            };
+                message
+            });
             let _ = reply.send(result);
         }
         Command::UnloadAdapter { name, reply } => {

@@ -1,5 +1,5 @@
-//! The HTTP routes: `/v1/models`, `/v1/chat/completions`, `/v1/completions`, `/metrics`,
-//! `/health`. Every failure is an OpenAI-shaped JSON error with a 4xx/5xx status.
+//! The HTTP routes: `/v1/models`, `/v1/chat/completions`, `/v1/completions`, vLLM's adapter
+//! routes, SGLang's `/update_weights_from_disk`, `/metrics`, `/health`. Every failure is an OpenAI-shaped JSON error with a 4xx/5xx status.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -29,6 +29,7 @@ use super::response::{
 use super::stream::{StreamKind, StreamPlan, sse_response};
 use super::wire::{
     ChatCompletionRequest, CompletionRequest, LoadLoraRequest, PromptField, UnloadLoraRequest,
+    UpdateWeightsRequest,
 };
 use agent_rl_core::generation::{Generation, GenerationRow};
 
@@ -45,6 +46,8 @@ pub(crate) struct AppState {
     pub created: u64,
     /// `/v1/load_lora_adapter` and `/v1/unload_lora_adapter` are allowed.
     pub allow_runtime_lora: bool,
+    /// `/update_weights_from_disk` is allowed.
+    pub allow_weight_updates: bool,
     /// Names of the loaded adapters.
     pub adapters: RwLock<BTreeSet<String>>,
 }
@@ -58,6 +61,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/completions", post(completions))
         .route("/v1/load_lora_adapter", post(load_lora))
         .route("/v1/unload_lora_adapter", post(unload_lora))
+        .route("/update_weights_from_disk", post(update_weights))
         .route("/metrics", get(metrics))
         .route("/health", get(|| async { StatusCode::OK }))
         .fallback(|| async {
@@ -127,19 +131,35 @@ impl AppState {
     }
 
     fn check_lora_allowed(&self) -> Result<(), ApiError> {
-        if self.allow_runtime_lora {
-            return Ok(());
-        }
-        Err(ApiError {
-            status: StatusCode::FORBIDDEN,
-            message:
-                "loading adapters at run time is off (start the server with --allow-runtime-lora)"
-                    .into(),
-            kind: "invalid_request_error",
-            param: None,
-            code: Some("lora_loading_disabled"),
-        })
+        forbidden_unless(
+            self.allow_runtime_lora,
+            "loading adapters at run time is off (start the server with --allow-runtime-lora)",
+            "lora_loading_disabled",
+        )
     }
+
+    fn check_weight_updates_allowed(&self) -> Result<(), ApiError> {
+        forbidden_unless(
+            self.allow_weight_updates,
+            "replacing the weights at run time is off (start the server with \
+             --allow-weight-updates)",
+            "weight_updates_disabled",
+        )
+    }
+}
+
+/// 403 with `message` and `code` unless `allowed`.
+fn forbidden_unless(allowed: bool, message: &str, code: &'static str) -> Result<(), ApiError> {
+    if allowed {
+        return Ok(());
+    }
+    Err(ApiError {
+        status: StatusCode::FORBIDDEN,
+        message: message.into(),
+        kind: "invalid_request_error",
+        param: None,
+        code: Some(code),
+    })
 }
 
 /// Waits for the job's generations.
@@ -218,6 +238,50 @@ async fn load_lora_inner(
         Ok(Err(message)) => Err(ApiError::invalid(
             "lora_path",
             format!("cannot load the adapter: {message}"),
+        )),
+        Err(_) => Err(ApiError::internal("the generation worker stopped")),
+    }
+}
+
+async fn update_weights(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    answer(update_weights_inner(state, headers, body).await)
+}
+
+/// SGLang's `POST /update_weights_from_disk {"model_path"}`: the served base weights are
+/// replaced by the checkpoint (same architecture) between generation batches, and loaded
+/// adapters are re-read onto them; answers SGLang's `{"success": true, "message"}`.
+async fn update_weights_inner(
+    state: Arc<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    state.authorize(&headers)?;
+    state.check_weight_updates_allowed()?;
+    let request: UpdateWeightsRequest = state.parse(body)?;
+    if let Some(format) = request.load_format.as_deref()
+        && !matches!(format, "auto" | "safetensors")
+    {
+        return Err(ApiError::invalid(
+            "load_format",
+            format!("load_format `{format}` is not supported (auto or safetensors)"),
+        ));
+    }
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    state.engine.command(Command::LoadWeights {
+        path: PathBuf::from(&request.model_path),
+        reply,
+    })?;
+    match answer.await {
+        Ok(Ok(message)) => {
+            Ok(axum::Json(json!({"success": true, "message": message})).into_response())
+        }
+        Ok(Err(message)) => Err(ApiError::invalid(
+            "model_path",
+            format!("cannot load the weights: {message}"),
         )),
         Err(_) => Err(ApiError::internal("the generation worker stopped")),
     }

@@ -132,6 +132,7 @@ where
         api_key: config.api_key.as_deref().map(ApiKey::new),
         created: unix_now(),
         allow_runtime_lora: config.allow_runtime_lora,
+        allow_weight_updates: config.allow_weight_updates,
         adapters: std::sync::RwLock::default(),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()

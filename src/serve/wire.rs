@@ -151,6 +151,18 @@ pub struct LoadLoraRequest {
     pub lora_path: String,
 }
 
+/// SGLang's `POST /update_weights_from_disk`: replace the served weights with a checkpoint.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct UpdateWeightsRequest {
+    /// Hugging Face checkpoint directory on the server (`config.json`, safetensors) with the
+    /// served model's architecture.
+    pub model_path: String,
+    /// Accepted for SGLang compatibility; only `"auto"` (the default) and `"safetensors"` are
+    /// supported.
+    #[serde(default)]
+    pub load_format: Option<String>,
+}
+
 /// vLLM's `POST /v1/unload_lora_adapter`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct UnloadLoraRequest {

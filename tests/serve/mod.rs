@@ -9,3 +9,4 @@ mod eval;
 mod lora;
 mod rollouts;
 mod stream;
+mod weights;

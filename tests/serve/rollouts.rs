@@ -38,11 +38,12 @@ fn tokenizer() -> Arc<ChatTokenizer> {
     Arc::new(tiny_tokenizer().unwrap())
 }
 
-/// The tiny model of `seed` served with runtime adapters allowed.
+/// The tiny model of `seed` served with runtime adapters and weight updates allowed.
 fn server(seed: u64) -> ServerHandle {
     let model = tiny_qwen2::<CpuBackend>(seed, &Default::default());
     let config = ServeConfig {
         allow_runtime_lora: true,
+        allow_weight_updates: true,
         ..config()
     };
     start(BurnPolicy::new(model, tokenizer()), config).unwrap()
@@ -50,6 +51,24 @@ fn server(seed: u64) -> ServerHandle {
 
 /// A LoRA GRPO trainer on the tiny model of `SEED`, sampling on `server`.
 fn trainer(server: &ServerHandle, publish_dir: &std::path::Path) -> GrpoTrainer<CpuTrainBackend> {
+    trainer_with(
+        server,
+        publish_dir,
+        Some(LoraConfig {
+            r: 4,
+            alpha: 8.0,
+            ..LoraConfig::default()
+        }),
+    )
+}
+
+/// A GRPO trainer on the tiny model of `SEED` (LoRA `lora`, else full fine-tuning), sampling
+/// on `server`.
+fn trainer_with(
+    server: &ServerHandle,
+    publish_dir: &std::path::Path,
+    lora: Option<LoraConfig>,
+) -> GrpoTrainer<CpuTrainBackend> {
     let mut config = GrpoConfig {
         num_generations: 4,
         prompts_per_step: 2,
@@ -58,7 +77,7 @@ fn trainer(server: &ServerHandle, publish_dir: &std::path::Path) -> GrpoTrainer<
         ..GrpoConfig::default()
     }
     .with_max_completion_length(6);
-    config.optimizer.learning_rate = 5e-2;
+    config.optimizer.learning_rate = if lora.is_some() { 5e-2 } else { 1e-2 };
     let source = RemoteRollouts::new(
         &RemoteConfig {
             base_url: server.base_url(),
@@ -68,13 +87,13 @@ fn trainer(server: &ServerHandle, publish_dir: &std::path::Path) -> GrpoTrainer<
         publish_dir,
     )
     .unwrap();
-    GrpoTrainer::builder(tiny_qwen2(SEED, &Default::default()), tokenizer())
-        .with_config(config)
-        .with_lora(LoraConfig {
-            r: 4,
-            alpha: 8.0,
-            ..LoraConfig::default()
-        })
+    let builder =
+        GrpoTrainer::builder(tiny_qwen2(SEED, &Default::default()), tokenizer()).with_config(config);
+    let builder = match lora {
+        Some(lora) => builder.with_lora(lora),
+        None => builder,
+    };
+    builder
         .add_reward(FnReward::new("chars_per_token", |sample: Sample<'_>| {
             let tokens = sample.trajectory.completion_tokens().max(1);
             let chars = sample.trajectory.final_answer().map_or(0, str::len);
@@ -92,12 +111,12 @@ fn greedy() -> SamplingConfig {
     }
 }
 
-/// The server's greedy continuation of `prompt` as the published adapter: ids and logprobs.
-fn served(server: &ServerHandle, prompt: &[u32]) -> (Vec<u32>, Vec<f32>) {
+/// The server's greedy continuation of `prompt` by `model`: ids and logprobs.
+fn served(server: &ServerHandle, model: &str, prompt: &[u32]) -> (Vec<u32>, Vec<f32>) {
     let (status, answer) = post(
         server,
         "/v1/completions",
-        &json!({"model": agent_rl::remote::DEFAULT_ADAPTER_NAME, "prompt": prompt,
+        &json!({"model": model, "prompt": prompt,
                 "temperature": 0, "max_tokens": 6, "ignore_eos": true, "logprobs": 0}),
     );
     assert_eq!(status, 200, "{answer}");
@@ -129,11 +148,17 @@ fn mismatch(metrics: &StepMetrics) -> agent_rl::algos::SamplerMismatchMetrics {
         .expect("remote rollouts log the correction")
 }
 
-#[test]
-fn grpo_samples_on_the_server_and_publishes_every_update() {
+/// Three GRPO steps sampling on the server: after each, the server answers as the trainer's
+/// policy (adapter `lora` published as an adapter, else the full weights swapped in).
+fn samples_on_the_server_and_publishes_every_update(lora: Option<LoraConfig>) {
+    let served_model = if lora.is_some() {
+        agent_rl::remote::DEFAULT_ADAPTER_NAME
+    } else {
+        "tiny"
+    };
     let server = server(SEED);
     let dir = tempfile::tempdir().unwrap();
-    let mut trainer = trainer(&server, dir.path());
+    let mut trainer = trainer_with(&server, dir.path(), lora);
     let probe = tokenizer()
         .encode_chat(&[Message::user("probe")], &[], true)
         .unwrap();
@@ -151,7 +176,7 @@ fn grpo_samples_on_the_server_and_publishes_every_update() {
         assert_eq!(m.clipped_ratio, 0.0, "step {step}: {m:?}");
 
         // After the update the server answers as the trainer's current policy.
-        let (got_ids, got_logprobs) = served(&server, &probe);
+        let (got_ids, got_logprobs) = served(&server, served_model, &probe);
         let local = trainer.model().valid();
         let want = generate_ids(&local, std::slice::from_ref(&probe), &greedy(), &[])
             .unwrap()
@@ -173,6 +198,20 @@ fn grpo_samples_on_the_server_and_publishes_every_update() {
 }
 
 #[test]
+fn grpo_samples_on_the_server_and_publishes_every_update() {
+    samples_on_the_server_and_publishes_every_update(Some(LoraConfig {
+        r: 4,
+        alpha: 8.0,
+        ..LoraConfig::default()
+    }));
+}
+
+#[test]
+fn full_fine_tuning_publishes_its_weights_to_the_server_every_update() {
+    samples_on_the_server_and_publishes_every_update(None);
+}
+
+#[test]
 fn a_server_with_other_weights_gives_weights_far_from_one() {
     // Control: the server's base model is another seed, so sampler and learner disagree.
     let server = server(SEED + 1);
@@ -186,7 +225,7 @@ fn a_server_with_other_weights_gives_weights_far_from_one() {
 }
 
 #[test]
-fn remote_rollouts_refuse_full_fine_tuning_and_multi_turn() {
+fn remote_rollouts_refuse_multi_turn() {
     let source = || RemoteRollouts::new(&RemoteConfig::default(), std::env::temp_dir()).unwrap();
     let base = || {
         GrpoTrainer::<CpuTrainBackend>::builder(tiny_qwen2(SEED, &Default::default()), tokenizer())
@@ -197,11 +236,6 @@ fn remote_rollouts_refuse_full_fine_tuning_and_multi_turn() {
             .add_reward(FnReward::new("one", |_: Sample<'_>| Some(1.0)))
             .with_rollout_source(source())
     };
-    let full = base().build().unwrap_err().to_string();
-    assert!(
-        full.contains("`lora`") && full.contains("with_lora"),
-        "{full}"
-    );
     let multi = base()
         .with_lora(LoraConfig::default())
         .with_environment(agent_rl::algos::toy::toy_environments())

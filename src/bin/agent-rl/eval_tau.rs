@@ -173,6 +173,9 @@ impl PolicyJob for RunJob {
     }
 }
 
+/// Makes the simulated customer of (task, trial).
+type CustomerFactory = Box<dyn Fn(usize, usize) -> Box<dyn UserSimulator>>;
+
 /// The customers of `--user-endpoint URL --user-model NAME`.
 #[cfg(feature = "serve")]
 fn remote_customers(
@@ -180,7 +183,7 @@ fn remote_customers(
     url: &str,
     model: &str,
     sampling: SamplingConfig,
-) -> anyhow::Result<Box<dyn Fn(usize, usize) -> Box<dyn UserSimulator>>> {
+) -> anyhow::Result<CustomerFactory> {
     let policy = args.client.policy("--user-endpoint", url, model)?;
     let customers =
         agent_rl::remote::RemoteCustomers::load(policy, &args.data, args.domain, sampling)?;
@@ -194,7 +197,7 @@ fn remote_customers(
     _: &str,
     _: &str,
     _: SamplingConfig,
-) -> anyhow::Result<Box<dyn Fn(usize, usize) -> Box<dyn UserSimulator>>> {
+) -> anyhow::Result<CustomerFactory> {
     anyhow::bail!("--user-endpoint needs a binary built with the `serve` feature")
 }
 

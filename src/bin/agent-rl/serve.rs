@@ -40,6 +40,11 @@ pub struct ServeArgs {
     /// directories from this machine's disk).
     #[arg(long)]
     allow_runtime_lora: bool,
+    /// Allow `/update_weights_from_disk` (SGLang's route: replace the served weights with a
+    /// checkpoint directory on this machine's disk, as `train grpo` with `[rollouts]` publishes a
+    /// fully fine-tuned policy).
+    #[arg(long)]
+    allow_weight_updates: bool,
 }
 
 struct Job {
@@ -93,6 +98,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_tokens_limit: args.max_tokens_limit,
         api_key,
         allow_runtime_lora: args.allow_runtime_lora,
+        allow_weight_updates: args.allow_weight_updates,
         ..ServeConfig::default()
     };
     config.validate()?;

@@ -206,15 +206,15 @@ pub struct GrpoRunConfig {
     /// toy data, else the tasks' `data.level` (0 when absent); `[data] new_scenarios` feeds the
     /// new-scenario pool.
     pub curriculum: Option<CurriculumConfig>,
-    /// `[rollouts]`: sample GRPO's episodes on an OpenAI-compatible server (needs `[lora]`,
-    /// single-turn only).
+    /// `[rollouts]`: sample GRPO's episodes on an OpenAI-compatible server (single-turn only).
     pub rollouts: Option<RolloutsSection>,
 }
 
-/// `[rollouts]` of a GRPO run file: GRPO's episodes sampled on an OpenAI-compatible server
-/// (`agent-rl serve --allow-runtime-lora`, vLLM with runtime LoRA updating), the LoRA policy
-/// published to it after every optimiser step (`agent_rl::remote::RemoteRollouts`). Unset
-/// optional keys take `RemoteConfig`'s defaults.
+/// `[rollouts]` of a GRPO run file: GRPO's episodes sampled on an OpenAI-compatible server, the
+/// policy published to it after every optimiser step (`agent_rl::remote::RemoteRollouts`): with
+/// `[lora]` as an adapter (`agent-rl serve --allow-runtime-lora`, vLLM with runtime LoRA
+/// updating), without it as full weights (`agent-rl serve --allow-weight-updates`, SGLang).
+/// Unset optional keys take `RemoteConfig`'s defaults.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RolloutsSection {
@@ -224,8 +224,8 @@ pub struct RolloutsSection {
     pub model: Option<String>,
     /// Environment variable holding the server's API key; none = no key.
     pub api_key_env: Option<String>,
-    /// Where each step's adapter is written (`<publish_dir>/<adapter_name>`); the server must
-    /// read it at the same path.
+    /// Where each step's policy is written (`<publish_dir>/<adapter_name>` with LoRA, else
+    /// `<publish_dir>/<adapter_name>-weights`); the server must read it at the same path.
     pub publish_dir: PathBuf,
     /// The name the policy is published under; default `agent-rl-policy`.
     pub adapter_name: Option<String>,
@@ -261,14 +261,8 @@ impl RolloutsSection {
     /// Checks the section against the rest of the run file.
     ///
     /// # Errors
-    /// `[rollouts]` without `[lora]`, with a multi-turn environment, or with an invalid key.
-    fn validate(&self, lora: bool, multi_turn: bool) -> anyhow::Result<()> {
-        if !lora {
-            bail!(
-                "[rollouts] needs [lora]: the policy is published to the server as a LoRA \
-                 adapter (servers load adapters while serving, not full weights)"
-            );
-        }
+    /// `[rollouts]` with a multi-turn environment, or with an invalid key.
+    fn validate(&self, multi_turn: bool) -> anyhow::Result<()> {
         if multi_turn {
             bail!(
                 "[rollouts] is single-turn: set `[data] environment = \"none\"` (the multi-turn \
@@ -285,7 +279,7 @@ impl RolloutsSection {
 #[cfg(not(feature = "serve"))]
 impl RolloutsSection {
     /// Without the `serve` feature there is no HTTP client: the section is refused.
-    fn validate(&self, _lora: bool, _multi_turn: bool) -> anyhow::Result<()> {
+    fn validate(&self, _multi_turn: bool) -> anyhow::Result<()> {
         bail!("[rollouts] needs the binary built with the `serve` feature (the HTTP client)")
     }
 }
@@ -383,7 +377,7 @@ impl RunFile for GrpoRunConfig {
             bail!("[data] new_scenarios needs a [curriculum] section (it mixes them in)");
         }
         if let Some(rollouts) = &self.rollouts {
-            rollouts.validate(self.lora.is_some(), self.multi_turn())?;
+            rollouts.validate(self.multi_turn())?;
         }
         self.reward.validate().context("[reward]")
     }
@@ -643,7 +637,6 @@ mod tests {
                 format!("{lora}[rollouts]\nbase_url = \"http://127.0.0.1:8000/v1\"\n"),
                 "missing field `publish_dir`",
             ),
-            (good.to_owned(), "[rollouts] needs [lora]"),
             (
                 format!("{lora}{good}timeout_secs = 0\n"),
                 "[rollouts]: invalid argument `timeout_secs`",
