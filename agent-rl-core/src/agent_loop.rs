@@ -19,6 +19,10 @@
 //! (the environment's reply), so an episode of many turns costs one prefill of its prompt, not
 //! one per turn. The tokens and log-probabilities equal those of re-running the conversation
 //! at each turn ([`AgentLoop::with_cache_reuse`]`(false)`), up to floating-point rounding.
+//!
+//! With [`AgentLoop::with_generator`] the turns are sampled by another engine (an inference
+//! server, say): each turn sends every live episode's whole token sequence, and everything else
+//! — prompts, environments, the rendering of their replies, masks — stays as above.
 
 use burn::prelude::*;
 
@@ -27,8 +31,8 @@ use crate::conversation::Message;
 use crate::environment::{Action, EnvironmentFactory, Task};
 use crate::error::CoreError;
 use crate::generation::{
-    FinishReason, Generation, SamplingConfig, StopStringCheck, generate_continuations,
-    generate_ids_with_stop,
+    FinishReason, Generation, SamplingConfig, StopStringCheck, TokenGenerator,
+    generate_continuations, generate_ids_with_stop,
 };
 use crate::model::KvCache;
 use crate::model::Qwen2ForCausalLm;
@@ -117,6 +121,7 @@ pub struct AgentLoop<'a, B: Backend> {
     parser: &'a dyn ToolCallParser,
     config: AgentLoopConfig,
     reuse_cache: bool,
+    generator: Option<&'a dyn TokenGenerator>,
 }
 
 impl<B: Backend> std::fmt::Debug for AgentLoop<'_, B> {
@@ -124,6 +129,7 @@ impl<B: Backend> std::fmt::Debug for AgentLoop<'_, B> {
         f.debug_struct("AgentLoop")
             .field("config", &self.config)
             .field("reuse_cache", &self.reuse_cache)
+            .field("external_generator", &self.generator.is_some())
             .finish()
     }
 }
@@ -151,7 +157,16 @@ impl<'a, B: Backend> AgentLoop<'a, B> {
             parser,
             config,
             reuse_cache: true,
+            generator: None,
         }
+    }
+
+    /// Samples every turn with `generator` instead of the local model (which then only lends
+    /// its shape; no cache is kept): each turn sends the live episodes' whole token sequences.
+    #[must_use]
+    pub fn with_generator(mut self, generator: &'a dyn TokenGenerator) -> Self {
+        self.generator = Some(generator);
+        self
     }
 
     /// Whether multi-turn episodes keep their key/value cache between turns (default `true`);
@@ -188,7 +203,7 @@ impl<'a, B: Backend> AgentLoop<'a, B> {
             }
         }
         let budget = self.config.sampling.max_new_tokens;
-        let reuse = self.reuse_cache && environments.is_some();
+        let reuse = self.reuse_cache && environments.is_some() && self.generator.is_none();
         let mut carried: Option<Carried<B>> = None;
         for turn in 0.. {
             let live: Vec<usize> = (0..running.len()).filter(|&i| !running[i].done).collect();
@@ -286,6 +301,9 @@ impl<'a, B: Backend> AgentLoop<'a, B> {
         prompts: &[Vec<u32>],
         sampling: &SamplingConfig,
     ) -> Result<Vec<Generation>, CoreError> {
+        if let Some(generator) = self.generator {
+            return generator.generate_ids(prompts, sampling);
+        }
         self.with_stop_check(sampling, |stop_check| {
             generate_ids_with_stop(
                 self.model,

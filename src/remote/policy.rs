@@ -417,3 +417,13 @@ impl Policy for RemotePolicy {
         })
     }
 }
+
+impl agent_rl_core::generation::TokenGenerator for RemotePolicy {
+    fn generate_ids(
+        &self,
+        contexts: &[Vec<u32>],
+        sampling: &SamplingConfig,
+    ) -> Result<Vec<Generation>, CoreError> {
+        self.complete_ids(contexts, sampling)
+    }
+}

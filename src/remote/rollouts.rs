@@ -3,11 +3,10 @@
 
 use std::path::PathBuf;
 
-use agent_rl_algos::{AlgoError, RolloutRequest, RolloutSetup, RolloutSource};
-use agent_rl_core::generation::{FinishReason, Generation};
+use agent_rl_algos::{RolloutRequest, RolloutSource};
 use agent_rl_core::lora::{LoraConfig, save_adapter};
 use agent_rl_core::weights::{SaveOptions, save_pretrained};
-use agent_rl_core::{AssistantTurn, CoreError, Episode, Qwen2ForCausalLm, Trajectory};
+use agent_rl_core::{AgentLoop, CoreError, Episode, Qwen2ForCausalLm};
 use burn::tensor::backend::Backend;
 
 use super::config::RemoteConfig;
@@ -21,11 +20,15 @@ pub const DEFAULT_ADAPTER_NAME: &str = "agent-rl-policy";
 /// serve --allow-runtime-lora` / `--allow-weight-updates`, vLLM with runtime LoRA updating,
 /// SGLang), token in / token out.
 ///
-/// - **Rollouts.** Each task's prompt is rendered here with the trainer's chat template (and
-///   `max_prompt_length`, as the local agent loop does) and sent as token ids to
-///   `POST /v1/completions`, one request per episode with seed `step seed + i`; the server's
-///   sampled ids and log-probabilities become the episode as they are, never decoded and
-///   re-encoded. The trainer then recomputes the learner's log-probabilities of those ids and
+/// - **Rollouts.** The trainer's [`AgentLoop`] runs here with the server as its sampler
+///   ([`AgentLoop::with_generator`]): each turn, every live episode's token sequence (the
+///   prompt rendered with the trainer's chat template, then the turns so far) goes as token
+///   ids to `POST /v1/completions`, one request per episode with seed `turn seed + i`; the
+///   server's sampled ids and log-probabilities join the episode as they are, never decoded
+///   and re-encoded. Multi-turn episodes work as locally: tool calls run in the trainer's
+///   environments and their replies are appended as masked tokens before the next request
+///   (the server re-reads the whole sequence each turn; no cache survives between requests).
+///   The trainer then recomputes the learner's log-probabilities of those ids and
 ///   corrects the difference with truncated importance sampling
 ///   ([`GrpoConfig::rollout_importance_sampling_cap`](agent_rl_algos::GrpoConfig::rollout_importance_sampling_cap)).
 /// - **Publishing.** Before the first rollout and after every update the trainer hands over the
@@ -40,9 +43,6 @@ pub const DEFAULT_ADAPTER_NAME: &str = "agent-rl-policy";
 ///   file system). Writing full weights every step costs a checkpoint's size of disk traffic per
 ///   step: LoRA is the cheap path.
 ///
-/// Limits: single-turn only — multi-turn episodes (an environment factory) are refused, since
-/// the agent loop's turns (tool execution, observation tokens) run on the local model only
-/// today.
 #[derive(Debug)]
 pub struct RemoteRollouts {
     client: RemotePolicy,
@@ -80,106 +80,22 @@ impl RemoteRollouts {
     pub fn client(&self) -> &RemotePolicy {
         &self.client
     }
-
-    /// One single-turn episode from a generation, as the local agent loop builds it.
-    fn episode(
-        request: &RolloutRequest<'_, impl Backend>,
-        task_index: usize,
-        prompt: Vec<u32>,
-        mut generation: Generation,
-    ) -> Result<Episode, CoreError> {
-        let task = &request.tasks[task_index];
-        let budget = request.config.sampling.max_new_tokens;
-        if generation.token_ids.len() > budget {
-            generation.token_ids.truncate(budget);
-            generation.logprobs.truncate(budget);
-            generation.finish_reason = FinishReason::Length;
-        }
-        let text = request.tokenizer.decode(&generation.token_ids, true)?;
-        let parsed = request.parser.parse(&text);
-        let generated = generation.token_ids.len();
-        let prompt_len = prompt.len();
-        let mut token_ids = prompt;
-        token_ids.extend_from_slice(&generation.token_ids);
-        let truncated = generation.finish_reason == FinishReason::Length;
-        Ok(Episode {
-            task_index,
-            token_ids,
-            prompt_len,
-            policy_mask: vec![true; generated],
-            logprobs: generation.logprobs,
-            truncated,
-            trajectory: Trajectory {
-                task_id: task.id.clone(),
-                tools: task.tools.clone(),
-                prompt: task.messages.clone(),
-                turns: vec![AssistantTurn {
-                    text,
-                    parsed,
-                    finish_reason: generation.finish_reason,
-                    num_tokens: generated,
-                    observations: Vec::new(),
-                }],
-                max_new_tokens: budget,
-                environment_reward: None,
-            },
-        })
-    }
-}
-
-/// The error of a setup remote rollouts cannot serve.
-fn refused(field: &str, reason: &str) -> AlgoError {
-    AlgoError::InvalidConfig {
-        field: field.into(),
-        reason: reason.into(),
-    }
 }
 
 impl<B: Backend> RolloutSource<B> for RemoteRollouts {
-    fn validate(&self, setup: RolloutSetup<'_>) -> agent_rl_algos::Result<()> {
-        if setup.multi_turn {
-            return Err(refused(
-                "environment",
-                "remote rollouts are single-turn: the multi-turn agent loop (tool execution, \
-                 observation tokens) runs on the local model only; drop with_environment or use \
-                 local rollouts",
-            ));
-        }
-        Ok(())
-    }
-
     fn rollout(&mut self, request: RolloutRequest<'_, B>) -> agent_rl_algos::Result<Vec<Episode>> {
-        if request.environments.is_some() {
-            return Err(refused(
-                "environment",
-                "remote rollouts are single-turn (see RemoteRollouts)",
-            ));
-        }
-        let mut prompts = Vec::with_capacity(request.tasks.len() * request.group_size);
-        let mut task_of = Vec::with_capacity(prompts.capacity());
-        for (task_index, task) in request.tasks.iter().enumerate() {
-            let mut prompt = request
-                .tokenizer
-                .encode_chat(&task.messages, &task.tools, true)?;
-            if let Some(limit) = request.config.max_prompt_length
-                && prompt.len() > limit
-            {
-                prompt.drain(..prompt.len() - limit);
-            }
-            for _ in 0..request.group_size {
-                prompts.push(prompt.clone());
-                task_of.push(task_index);
-            }
-        }
-        let generations = self
-            .client
-            .complete_ids(&prompts, &request.config.sampling)?;
-        let mut episodes = Vec::with_capacity(generations.len());
-        for ((prompt, task_index), generation) in prompts.into_iter().zip(task_of).zip(generations)
-        {
-            episodes.push(Self::episode(&request, task_index, prompt, generation)?);
-        }
-        Ok(episodes)
+        let RolloutRequest {
+            tasks,
+            group_size,
+            policy,
+            tokenizer,
+            parser,
+            config,
+            environments,
+        } = request;
+        Ok(AgentLoop::new(policy, tokenizer, parser, config.clone())
+            .with_generator(&self.client)
+            .run(tasks, group_size, environments)?)
     }
 
     fn samples_elsewhere(&self) -> bool {

@@ -224,28 +224,126 @@ fn a_server_with_other_weights_gives_weights_far_from_one() {
     assert!(m.mean_weight <= 2.0, "the cap bounds every weight: {m:?}");
 }
 
+/// Answers every assistant turn with a tool message (for calls) or a user nudge (for text) and
+/// never ends the episode, so the budget and the tool cap end it.
+struct Nudging;
+
+impl agent_rl::core::Environment for Nudging {
+    fn reset(&mut self, task: &Task) -> agent_rl::core::Result<Vec<Message>> {
+        Ok(task.messages.clone())
+    }
+
+    fn step(
+        &mut self,
+        action: &agent_rl::core::Action,
+    ) -> agent_rl::core::Result<agent_rl::core::StepOutcome> {
+        let observation = match action {
+            agent_rl::core::Action::ToolCall(call) => Message::tool(call.name.clone(), "SEEN"),
+            agent_rl::core::Action::Respond(_) => Message::user("SEEN"),
+        };
+        Ok(agent_rl::core::StepOutcome {
+            observation,
+            done: false,
+            reward: None,
+            info: serde_json::Value::Null,
+        })
+    }
+}
+
 #[test]
-fn remote_rollouts_refuse_multi_turn() {
-    let source = || RemoteRollouts::new(&RemoteConfig::default(), std::env::temp_dir()).unwrap();
-    let base = || {
-        GrpoTrainer::<CpuTrainBackend>::builder(tiny_qwen2(SEED, &Default::default()), tokenizer())
-            .with_config(GrpoConfig {
-                num_generations: 2,
-                ..GrpoConfig::default()
-            })
-            .add_reward(FnReward::new("one", |_: Sample<'_>| Some(1.0)))
-            .with_rollout_source(source())
+fn multi_turn_episodes_on_the_server_equal_the_local_agent_loop() {
+    use agent_rl::core::{AgentLoop, AgentLoopConfig, Environment, HermesToolCallParser};
+
+    let server = server(SEED);
+    let client = agent_rl::remote::RemotePolicy::new(&RemoteConfig {
+        base_url: server.base_url(),
+        model: "tiny".into(),
+        // One request at a time: the server's batching pads, which moves logits by rounding.
+        max_concurrency: 1,
+        ..RemoteConfig::default()
+    })
+    .unwrap();
+    let model = tiny_qwen2::<CpuBackend>(SEED, &Default::default());
+    let tokenizer = tokenizer();
+    let parser = HermesToolCallParser::default();
+    let mut sampling = SamplingConfig::greedy(40);
+    // Short turns, so several environment turns fit in the budget.
+    sampling.stop_strings = vec!["e".into()];
+    let config = AgentLoopConfig {
+        sampling,
+        max_tool_iterations: 4,
+        max_prompt_length: None,
+        max_tool_calls_per_turn: None,
     };
-    let multi = base()
-        .with_lora(LoraConfig::default())
-        .with_environment(agent_rl::algos::toy::toy_environments())
-        .build()
-        .unwrap_err()
-        .to_string();
+    let factory = || Box::new(Nudging) as Box<dyn Environment>;
+    let agent = || AgentLoop::new(&model, &tokenizer, &parser, config.clone());
+    let local = agent()
+        .with_cache_reuse(false)
+        .run(&tasks(), 2, Some(&factory))
+        .unwrap();
+    let remote = agent()
+        .with_generator(&client)
+        .run(&tasks(), 2, Some(&factory))
+        .unwrap();
+    let turns: Vec<usize> = remote.iter().map(|e| e.trajectory.turns.len()).collect();
+    eprintln!("turns per episode: {turns:?}");
     assert!(
-        multi.contains("`environment`") && multi.contains("single-turn"),
-        "{multi}"
+        turns.iter().any(|&t| t >= 2) && remote.iter().any(|e| e.policy_mask.contains(&false)),
+        "environment turns were appended and sampled after: {turns:?}"
     );
+    for (a, b) in local.iter().zip(&remote) {
+        assert_eq!(a.token_ids, b.token_ids, "task {}", a.task_index);
+        assert_eq!(a.policy_mask, b.policy_mask);
+        assert_eq!(a.truncated, b.truncated);
+        assert!(close(&a.logprobs, &b.logprobs, 1e-4), "{:?} vs {:?}", a.logprobs, b.logprobs);
+        let text = |e: &agent_rl::core::Episode| {
+            e.trajectory.turns.iter().map(|t| t.text.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(text(a), text(b));
+    }
+}
+
+#[test]
+fn grpo_trains_multi_turn_with_rollouts_on_the_server() {
+    let server = server(SEED);
+    let dir = tempfile::tempdir().unwrap();
+    let source = RemoteRollouts::new(
+        &RemoteConfig {
+            base_url: server.base_url(),
+            model: "tiny".into(),
+            ..RemoteConfig::default()
+        },
+        dir.path(),
+    )
+    .unwrap();
+    let factory = || Box::new(Nudging) as Box<dyn agent_rl::core::Environment>;
+    let mut config = GrpoConfig {
+        num_generations: 2,
+        prompts_per_step: 2,
+        max_steps: 2,
+        seed: 3,
+        ..GrpoConfig::default()
+    }
+    .with_max_completion_length(24);
+    // Short turns, so the episodes run several turns.
+    config.sampling.stop_strings = vec!["e".into()];
+    config.max_tool_iterations = 3;
+    let mut trainer =
+        GrpoTrainer::<CpuTrainBackend>::builder(tiny_qwen2(SEED, &Default::default()), tokenizer())
+            .with_config(config)
+            .with_lora(LoraConfig::default())
+            .with_environment(factory)
+            .add_reward(FnReward::new("one", |_: Sample<'_>| Some(1.0)))
+            .with_rollout_source(source)
+            .build()
+            .unwrap();
+    for _ in 0..2 {
+        let metrics = trainer.train_step(&tasks()).unwrap();
+        assert!(metrics.loss.is_finite());
+        // Sampler and learner hold the same weights: the correction is ~1 on every policy token.
+        let m = mismatch(&metrics);
+        assert!(m.mean_abs_log_ratio < 1e-4, "{m:?}");
+    }
 }
 
 /// Share of the first turn's generated tokens that are ASCII digits, in [0, 1] (the local GRPO

@@ -7,6 +7,7 @@ mod logprobs;
 mod rows;
 mod sampler;
 mod shared_prefix;
+mod token_generator;
 
 pub use config::{FinishReason, SamplingConfig};
 pub use continuation::{Continued, generate_continuations};
@@ -16,4 +17,5 @@ pub use generate::{
 pub use logprobs::{TokenScores, token_logprobs, token_scores, token_scores_checkpointed};
 pub use rows::{GenerationRow, RowHooks, RowStopCheck, TokenSink, generate_rows};
 pub use shared_prefix::UniqueRows;
+pub use token_generator::TokenGenerator;
 pub(crate) use shared_prefix::index_tensor;

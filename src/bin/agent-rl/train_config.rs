@@ -206,7 +206,7 @@ pub struct GrpoRunConfig {
     /// toy data, else the tasks' `data.level` (0 when absent); `[data] new_scenarios` feeds the
     /// new-scenario pool.
     pub curriculum: Option<CurriculumConfig>,
-    /// `[rollouts]`: sample GRPO's episodes on an OpenAI-compatible server (single-turn only).
+    /// `[rollouts]`: sample GRPO's episodes on an OpenAI-compatible server.
     pub rollouts: Option<RolloutsSection>,
 }
 
@@ -261,14 +261,8 @@ impl RolloutsSection {
     /// Checks the section against the rest of the run file.
     ///
     /// # Errors
-    /// `[rollouts]` with a multi-turn environment, or with an invalid key.
-    fn validate(&self, multi_turn: bool) -> anyhow::Result<()> {
-        if multi_turn {
-            bail!(
-                "[rollouts] is single-turn: set `[data] environment = \"none\"` (the multi-turn \
-                 agent loop runs on the local model only)"
-            );
-        }
+    /// `[rollouts]` with an invalid key.
+    fn validate(&self) -> anyhow::Result<()> {
         if self.adapter_name.as_deref() == Some("") {
             bail!("[rollouts] adapter_name: must not be empty");
         }
@@ -279,7 +273,7 @@ impl RolloutsSection {
 #[cfg(not(feature = "serve"))]
 impl RolloutsSection {
     /// Without the `serve` feature there is no HTTP client: the section is refused.
-    fn validate(&self, _multi_turn: bool) -> anyhow::Result<()> {
+    fn validate(&self) -> anyhow::Result<()> {
         bail!("[rollouts] needs the binary built with the `serve` feature (the HTTP client)")
     }
 }
@@ -377,7 +371,7 @@ impl RunFile for GrpoRunConfig {
             bail!("[data] new_scenarios needs a [curriculum] section (it mixes them in)");
         }
         if let Some(rollouts) = &self.rollouts {
-            rollouts.validate(self.multi_turn())?;
+            rollouts.validate()?;
         }
         self.reward.validate().context("[reward]")
     }
@@ -654,17 +648,13 @@ mod tests {
                 "{text}: {message}"
             );
         }
-        // The toy data's default environment is multi-turn, which remote rollouts refuse.
+        // The toy data's default environment is multi-turn, which remote rollouts serve too.
         std::fs::write(
             &path,
             format!("[model]\ntiny = true\n[data]\ntoy = 4\n{lora}{good}"),
         )
         .expect("write");
-        let message = format!(
-            "{:#}",
-            load::<GrpoRunConfig>(&path, "g").expect_err("toy env")
-        );
-        assert!(message.contains("[rollouts] is single-turn"), "{message}");
+        load::<GrpoRunConfig>(&path, "g").expect("multi-turn data with [rollouts]");
         std::fs::write(
             &path,
             format!("{head}{lora}{good}model = \"tiny\"\nmax_concurrency = 1\n"),
