@@ -1,6 +1,8 @@
 //! `MathAPI`: bfcl-eval's stateless calculator class (`math_api.py`), with its return values and
-//! error texts. `logarithm` (mpmath at a chosen precision) and the success path of `square_root`
-//! (`Decimal` at a chosen precision) are not ported and report unsupported.
+//! error texts. `logarithm` (mpmath at a chosen precision) is computed as mpmath computes and
+//! prints it ([`super::mpmath_log`]) for positive arguments; the success path of `square_root`
+//! (`Decimal` at a chosen precision) and `logarithm`'s error paths are not ported and report
+//! unsupported.
 
 use std::cmp::Ordering;
 
@@ -252,9 +254,36 @@ impl Backend for MathApi {
         let (a, b) = (arg(0), arg(1));
         let both = "Both inputs must be numbers";
         match method {
-            "logarithm" => Err(CallError::Unsupported(
-                "MathAPI.logarithm (mpmath arbitrary precision) is not ported".into(),
-            )),
+            "logarithm" => {
+                let number = |v: &PyValue| match v {
+                    PyValue::Int(i) => Some(*i as f64),
+                    PyValue::Float(f) => Some(*f),
+                    _ => None,
+                };
+                let precision = match arg(2) {
+                    PyValue::Int(p) => Some(p),
+                    _ => None,
+                };
+                match (number(&a), number(&b), precision) {
+                    (Some(value), Some(base), Some(precision)) => {
+                        super::mpmath_log::logarithm_repr(value, base, precision)
+                            .map(|repr| result(PyValue::Opaque(repr)))
+                            .ok_or_else(|| {
+                                CallError::Unsupported(
+                                    "MathAPI.logarithm outside positive arguments, base != 1 and \
+                                     precision 1..=10000 (mpmath's complex results and errors) \
+                                     is not ported"
+                                        .into(),
+                                )
+                            })
+                    }
+                    _ => Err(CallError::Unsupported(
+                        "MathAPI.logarithm with non-numeric arguments (mpmath's errors) is not \
+                         ported"
+                            .into(),
+                    )),
+                }
+            }
             "mean" => {
                 if !truthy(&a) {
                     return Ok(error("Cannot calculate mean of an empty list"));

@@ -12,7 +12,7 @@
 //! | check an entry | [`check_multi_turn`], [`MultiTurnVerdict`], [`MultiTurnSetup`] |
 //!
 //! All eight classes are ported. Pinned gaps, reported unsupported (never scored):
-//! `MathAPI.logarithm` and the success path of `square_root` (arbitrary precision), long-context
+//! `MathAPI.logarithm`'s error paths and the success path of `square_root` (`Decimal`), long-context
 //! mode (bfcl-eval's filler data: `GorillaFileSystem` and `TravelAPI` loading, and the padded
 //! answers of `TradingBot` and `VehicleControlAPI`), and texts that print a Python `set`
 //! (their order follows per-process string hashing).
@@ -36,6 +36,7 @@ mod execute;
 mod file_system;
 mod inference;
 mod math_api;
+mod mpmath_log;
 mod message_api;
 mod py_random;
 mod pyobject;
