@@ -44,7 +44,10 @@ fn template_json(value: &Value) -> String {
 /// ```
 pub fn malformed_call_text(call: &ToolCall, kind: usize) -> String {
     let arguments = template_json(&call.arguments);
-    let head = format!("<tool_call>\n{{\"name\": \"{}\", \"arguments\": ", call.name);
+    let head = format!(
+        "<tool_call>\n{{\"name\": \"{}\", \"arguments\": ",
+        call.name
+    );
     match kind % MALFORMED_KINDS {
         0 => format!("{head}\"arguments\": {arguments}}}\n</tool_call>"),
         1 => format!("{head}{arguments}\n</tool_call>"),
@@ -67,8 +70,8 @@ pub fn malformed_call_text(call: &ToolCall, kind: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use agent_rl_core::tool_calls::{HermesToolCallParser, ToolCallParser};
     use agent_rl_core::Message;
+    use agent_rl_core::tool_calls::{HermesToolCallParser, ToolCallParser};
     use serde_json::json;
 
     use super::*;
@@ -102,7 +105,8 @@ mod tests {
             .apply_chat_template(&messages, &toy_tools(), false)
             .expect("renders");
         // Kind 1 is the well-formed block less its closing brace.
-        let well_formed = malformed_call_text(&call, 1).replace("\n</tool_call>", "}\n</tool_call>");
+        let well_formed =
+            malformed_call_text(&call, 1).replace("\n</tool_call>", "}\n</tool_call>");
         assert!(rendered.contains(&well_formed), "{rendered}");
     }
 }
