@@ -126,7 +126,10 @@ fn target_kl_stops_the_policy_updates_once_the_minibatch_kl_passes_it() {
     let critic_before = parameters(stopped.critic());
     let limited = stopped.train_step(&tasks).expect("step").ppo.expect("ppo");
     assert_eq!(limited.policy_updates, 1, "{limited:?}");
-    assert!(moved(&critic_before, &parameters(stopped.critic())), "the critic still trains");
+    assert!(
+        moved(&critic_before, &parameters(stopped.critic())),
+        "the critic still trains"
+    );
     // A target the updates never reach changes nothing.
     let mut loose = trainer_with(|c| c.target_kl = Some(1e6));
     let same = loose.train_step(&tasks).expect("step").ppo.expect("ppo");
@@ -138,12 +141,16 @@ fn target_kl_stops_the_policy_updates_once_the_minibatch_kl_passes_it() {
 fn critic_warmup_trains_only_the_critic_for_its_steps() {
     let tasks = prompts(5);
     let mut trainer = trainer_with(|c| c.critic_warmup_steps = 1);
-    let (policy_before, critic_before) = (parameters(trainer.model()), parameters(trainer.critic()));
+    let (policy_before, critic_before) =
+        (parameters(trainer.model()), parameters(trainer.critic()));
     let warmup = trainer.train_step(&tasks).expect("step 1");
     assert_eq!(warmup.ppo.expect("ppo").policy_updates, 0);
     assert!(warmup.loss.is_finite());
     let policy_after_warmup = parameters(trainer.model());
-    assert_eq!(policy_before, policy_after_warmup, "the policy is frozen during the warm-up");
+    assert_eq!(
+        policy_before, policy_after_warmup,
+        "the policy is frozen during the warm-up"
+    );
     assert!(moved(&critic_before, &parameters(trainer.critic())));
     let after = trainer.train_step(&tasks).expect("step 2");
     assert_eq!(after.ppo.expect("ppo").policy_updates, 4);
