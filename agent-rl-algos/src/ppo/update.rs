@@ -39,7 +39,7 @@ const TARGET_KL_MARGIN: f32 = 1.5;
 /// Whether a minibatch whose approximate KL to the rollout policy is `approxkl` stops the
 /// policy's updates under `target_kl` (`None`: never). A non-finite KL stops them.
 pub(super) fn exceeds_target_kl(approxkl: f32, target_kl: Option<f32>) -> bool {
-    target_kl.is_some_and(|target| !(approxkl <= TARGET_KL_MARGIN * target))
+    target_kl.is_some_and(|target| approxkl.is_nan() || approxkl > TARGET_KL_MARGIN * target)
 }
 
 impl UpdateStats {
