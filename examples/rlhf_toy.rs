@@ -47,17 +47,23 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Reward-model steps (16 pairs each).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 150)]
     rm_steps: usize,
     /// PPO steps (default 30, quick 10).
     #[arg(long)]
     ppo_steps: Option<usize>,
     /// PPO learning rate.
-    #[arg(long, default_value_t = 1e-3)]
+    #[arg(long, default_value_t = 3e-4)]
     ppo_lr: f64,
     /// PPO's KL coefficient to the warm-up model.
-    #[arg(long, default_value_t = 0.04)]
+    #[arg(long, default_value_t = 0.1)]
     kl_coef: f32,
+    /// PPO's approximate-KL early stop per rollout batch (`target_kl`).
+    #[arg(long, default_value_t = 0.01)]
+    target_kl: f32,
+    /// Rollout batches that train only the critic before the policy moves.
+    #[arg(long, default_value_t = 3)]
+    critic_warmup_steps: usize,
 }
 
 fn optimizer(learning_rate: f64, warmup_steps: usize) -> OptimizerConfig {
@@ -98,6 +104,8 @@ fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
         num_mini_batches: 2,
         max_tool_iterations: 1,
         kl_coef: args.kl_coef,
+        target_kl: Some(args.target_kl),
+        critic_warmup_steps: args.critic_warmup_steps.min(ppo_steps.saturating_sub(1)),
         seed: args.seed,
         ..PpoConfig::default()
     }

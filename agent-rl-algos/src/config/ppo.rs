@@ -72,6 +72,20 @@ pub struct PpoConfig {
     /// Completion budget in tokens. Default 53 (TRL's `response_length`). Must equal
     /// `sampling.max_new_tokens`; set both with [`PpoConfig::with_max_completion_length`].
     pub max_completion_length: usize,
+    /// Approximate-KL early stop of the updates (SB3's `target_kl`, after OpenAI's
+    /// baselines): before each minibatch's policy step, when the minibatch's approximate KL to
+    /// the rollout policy (`policy/approxkl_avg`, `½ (logp − old_logp)²` per policy token)
+    /// exceeds `1.5 × target_kl`, that step and every later policy step of this rollout batch
+    /// are skipped (the critic keeps training on the remaining minibatches). The first
+    /// minibatch starts at the rollout policy, so each batch takes at least one policy step.
+    /// `None` = no limit (default, as TRL and SB3). Must be > 0 (typical 0.01–0.05).
+    pub target_kl: Option<f32>,
+    /// Critic warm-up (verl's `critic_warmup`): the first this many rollout batches train only
+    /// the critic, on rollouts of the unchanged policy, so that the first policy updates use
+    /// advantages from a critic fitted to the policy's returns rather than to the reward
+    /// model's sequence scores. They count toward `max_steps`. Default 0 (none). Must be
+    /// < `max_steps`.
+    pub critic_warmup_steps: usize,
     /// Multi-turn rollouts: most tool-call rounds per episode. Default 8. ≥ 1.
     pub max_tool_iterations: usize,
     /// Multi-turn rollouts: execute at most this many tool calls per turn; `None` = all.
@@ -112,6 +126,8 @@ impl Default for PpoConfig {
             kl_horizon: 10_000.0,
             whiten_rewards: false,
             missing_eos_penalty: None,
+            target_kl: None,
+            critic_warmup_steps: 0,
             max_prompt_length: None,
             max_completion_length,
             max_tool_iterations: 8,
@@ -256,6 +272,23 @@ impl PpoConfig {
             return bad(
                 "kl_target",
                 format!("is {target}; set a value > 0, or null for a fixed kl_coef"),
+            );
+        }
+        if let Some(target) = self.target_kl
+            && !(target.is_finite() && target > 0.0)
+        {
+            return bad(
+                "target_kl",
+                format!("is {target}; set a value > 0 (typical 0.01-0.05), or null for no limit"),
+            );
+        }
+        if self.critic_warmup_steps >= self.max_steps {
+            return bad(
+                "critic_warmup_steps",
+                format!(
+                    "is {} but max_steps is {}: the policy would never train; set < max_steps",
+                    self.critic_warmup_steps, self.max_steps
+                ),
             );
         }
         if let Some(penalty) = self.missing_eos_penalty

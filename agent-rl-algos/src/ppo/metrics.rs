@@ -38,6 +38,10 @@ pub struct PpoMetrics {
     pub num_eos_tokens: usize,
     /// `objective/kl_coef`: the KL coefficient β used for this batch's rewards.
     pub kl_coef: f32,
+    /// `policy/num_updates`: optimiser steps taken on the policy for this batch (not in TRL):
+    /// `num_ppo_epochs × num_mini_batches`, fewer after the `target_kl` early stop, 0 during the
+    /// critic warm-up.
+    pub policy_updates: usize,
     /// `critic/grad_norm`: the critic's gradient norm before clipping (last minibatch).
     pub critic_grad_norm: Option<f32>,
 }
@@ -64,6 +68,7 @@ impl PpoMetrics {
             ("val/ratio", f64::from(self.ratio)),
             ("val/ratio_var", f64::from(self.ratio_var)),
             ("val/num_eos_tokens", self.num_eos_tokens as f64),
+            ("policy/num_updates", self.policy_updates as f64),
         ];
         if let Some(norm) = self.critic_grad_norm {
             out.push(("critic/grad_norm", f64::from(norm)));

@@ -1,5 +1,7 @@
 //! The optimisation half of a PPO step: `num_ppo_epochs` passes over shuffled minibatches,
-//! each micro-batched, one AdamW step on the policy and one on the critic per minibatch.
+//! each micro-batched, one AdamW step on the policy and one on the critic per minibatch —
+//! except during the critic warm-up (`critic_warmup_steps`) and after the approximate-KL early
+//! stop (`target_kl`), when only the critic steps.
 
 use agent_rl_core::generation::token_scores;
 use burn::optim::{GradientsAccumulator, GradientsParams};
@@ -27,6 +29,17 @@ pub(super) struct UpdateStats {
     pub policy_grad_norm: Option<f32>,
     /// The critic's gradient norm before clipping, last minibatch.
     pub critic_grad_norm: Option<f32>,
+    /// Optimiser steps taken on the policy.
+    pub policy_updates: usize,
+}
+
+/// Factor of `target_kl` past which the policy's updates stop (SB3's and OpenAI baselines').
+const TARGET_KL_MARGIN: f32 = 1.5;
+
+/// Whether a minibatch whose approximate KL to the rollout policy is `approxkl` stops the
+/// policy's updates under `target_kl` (`None`: never). A non-finite KL stops them.
+pub(super) fn exceeds_target_kl(approxkl: f32, target_kl: Option<f32>) -> bool {
+    target_kl.is_some_and(|target| approxkl.is_nan() || approxkl > TARGET_KL_MARGIN * target)
 }
 
 impl UpdateStats {
@@ -63,6 +76,7 @@ impl UpdateStats {
             ratio,
             ratio_var,
             critic_grad_norm: self.critic_grad_norm,
+            policy_updates: self.policy_updates,
             ..rollout
         }
     }
@@ -117,6 +131,8 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
         let critic_optimizer = config.critic_optimizer();
         let critic_lr = critic_optimizer.learning_rate_at(self.global_step, config.max_steps);
         let mut rng = ChaCha8Rng::seed_from_u64(step_seed(config.seed, self.global_step));
+        // The policy steps unless the critic is warming up; the KL early stop ends its steps.
+        let mut policy_steps = self.global_step >= config.critic_warmup_steps;
         for _epoch in 0..config.num_ppo_epochs {
             let mut order: Vec<usize> = (0..n).collect();
             order.shuffle(&mut rng);
@@ -131,13 +147,18 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
                     let sub = batch.rows.select(chunk);
                     let ids = sub.ids_tensor::<B>(&device);
                     let (policy, critic) = (self.model(), self.critic());
-                    let scores = token_scores(
+                    let mut scores = token_scores(
                         policy,
                         ids.clone(),
                         &sub.attention,
                         width,
                         config.sampling.temperature,
                     );
+                    if !policy_steps {
+                        // Critic-only minibatch: no gradient through the policy.
+                        scores.logprobs = scores.logprobs.detach();
+                        scores.entropies = scores.entropies.detach();
+                    }
                     let values = token_values(critic, ids, &sub.attention, width);
                     let chunk_mask = gather::<B>(&mask, chunk, width, &device);
                     let out = loss_fn.forward(PpoLossInputs {
@@ -165,21 +186,28 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
                     critic_grads
                         .accumulate(critic, GradientsParams::from_module(&mut grads, critic));
                 }
-                stats.minibatches.push((loss_sum, average(&metrics)));
+                let averaged = average(&metrics);
+                stats.minibatches.push((loss_sum, averaged));
+                if policy_steps && exceeds_target_kl(averaged.approxkl, config.target_kl) {
+                    policy_steps = false;
+                }
                 let max_norm = config.optimizer.max_grad_norm;
-                let model = self
-                    .model
-                    .take()
-                    .expect("the model is present outside optimiser steps");
-                let (model, norm) = clipped_adamw_step(
-                    &mut self.optimizer,
-                    model,
-                    policy_grads.grads(),
-                    max_norm,
-                    lr,
-                );
-                self.model = Some(model);
-                stats.policy_grad_norm = Some(norm);
+                if policy_steps {
+                    let model = self
+                        .model
+                        .take()
+                        .expect("the model is present outside optimiser steps");
+                    let (model, norm) = clipped_adamw_step(
+                        &mut self.optimizer,
+                        model,
+                        policy_grads.grads(),
+                        max_norm,
+                        lr,
+                    );
+                    self.model = Some(model);
+                    stats.policy_grad_norm = Some(norm);
+                    stats.policy_updates += 1;
+                }
                 let critic = self
                     .critic
                     .take()
@@ -196,5 +224,19 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
             }
         }
         Ok(stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exceeds_target_kl;
+
+    #[test]
+    fn target_kl_stops_past_one_and_a_half_times_the_target() {
+        assert!(!exceeds_target_kl(100.0, None));
+        assert!(!exceeds_target_kl(0.015, Some(0.01)));
+        assert!(exceeds_target_kl(0.0151, Some(0.01)));
+        assert!(exceeds_target_kl(f32::NAN, Some(0.01)));
+        assert!(!exceeds_target_kl(f32::NAN, None));
     }
 }

@@ -24,6 +24,7 @@
 //! ```
 
 mod environment;
+mod malformed;
 mod model;
 mod preferences;
 mod split;
@@ -33,6 +34,7 @@ mod template;
 mod tiers;
 
 pub use environment::{ToyEnvironment, execute_toy_call, toy_environments, toy_salt};
+pub use malformed::{MALFORMED_KINDS, malformed_call_text};
 pub use model::toy_model_config;
 pub use preferences::{
     ToyRequestSplit, is_held_out_request, toy_argument_values, toy_expected_call, toy_preferences,

@@ -9,6 +9,7 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value};
 
 use super::environment::stable_hash;
+use super::malformed::malformed_call_text;
 use super::tasks::toy_call_tasks;
 use crate::reward_model::{PreferenceDataset, PreferencePair};
 use crate::sft::TextOrMessages;
@@ -140,9 +141,12 @@ fn wrong_arguments(call: &ToolCall, pool: &[Value], rng: &mut ChaCha8Rng) -> Opt
     Some(ToolCall::new(call.name.clone(), Value::Object(changed)))
 }
 
-/// Preference pairs on toy tasks, three per task with an expected call, in this order: the
-/// right call beats a wrong call, the right call beats a refusal, and the wrong call beats the
-/// refusal. The wrong call alternates between the wrong tool with the right arguments (even
+/// Preference pairs on toy tasks, four per task with an expected call, in this order: the
+/// right call beats a wrong call, the right call beats a refusal, the wrong call beats the
+/// refusal, and the right call beats a malformed rendering of itself
+/// ([`malformed_call_text`], its kind cycling with the task index). Without the last pair a
+/// reward model never sees a malformed call and may score one like the call it resembles,
+/// which PPO then exploits (measured: issue 17, seed 2). The wrong call alternates between the wrong tool with the right arguments (even
 /// tasks) and the right tool with one wrong argument value drawn from the other tasks of
 /// `tasks` (odd tasks). The conversations are single-turn — the request, then one assistant
 /// message — as [`RewardModelScorer`](crate::RewardModelScorer) renders a single-turn episode,
@@ -151,7 +155,7 @@ fn wrong_arguments(call: &ToolCall, pool: &[Value], rng: &mut ChaCha8Rng) -> Opt
 /// ```
 /// use agent_rl_algos::toy::{toy_preferences, toy_tasks};
 /// let pairs = toy_preferences(&toy_tasks(4, 1), 0);
-/// assert_eq!(pairs.len(), 12);
+/// assert_eq!(pairs.len(), 16);
 /// ```
 pub fn toy_preferences(tasks: &[Task], seed: u64) -> PreferenceDataset {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -161,7 +165,7 @@ pub fn toy_preferences(tasks: &[Task], seed: u64) -> PreferenceDataset {
             pool.push(value);
         }
     }
-    let mut pairs = Vec::with_capacity(3 * tasks.len());
+    let mut pairs = Vec::with_capacity(4 * tasks.len());
     for (index, task) in tasks.iter().enumerate() {
         let Some(right) = toy_expected_call(task) else {
             continue;
@@ -177,10 +181,16 @@ pub fn toy_preferences(tasks: &[Task], seed: u64) -> PreferenceDataset {
             messages.push(reply);
             TextOrMessages::Messages(messages)
         };
+        let malformed = conversation(Message::assistant(malformed_call_text(&right, index)));
         let right = conversation(Message::assistant_tool_calls(None, vec![right]));
         let wrong = conversation(Message::assistant_tool_calls(None, vec![wrong]));
         let refusal = conversation(Message::assistant(refusal));
-        for (chosen, rejected) in [(&right, &wrong), (&right, &refusal), (&wrong, &refusal)] {
+        for (chosen, rejected) in [
+            (&right, &wrong),
+            (&right, &refusal),
+            (&wrong, &refusal),
+            (&right, &malformed),
+        ] {
             pairs.push(PreferencePair {
                 chosen: chosen.clone(),
                 rejected: rejected.clone(),
@@ -223,7 +233,7 @@ mod tests {
             TextOrMessages::Messages(m) => m.last().cloned().expect("reply"),
             TextOrMessages::Text(_) => panic!("conversational pairs"),
         };
-        for (index, (task, triple)) in tasks.iter().zip(pairs.pairs().chunks(3)).enumerate() {
+        for (index, (task, triple)) in tasks.iter().zip(pairs.pairs().chunks(4)).enumerate() {
             let right = toy_expected_call(task).expect("toy call");
             assert_eq!(reply(&triple[0].chosen).tool_calls, vec![right.clone()]);
             let wrong = reply(&triple[0].rejected).tool_calls;
@@ -233,6 +243,9 @@ mod tests {
             assert_ne!(wrong[0], right);
             assert!(reply(&triple[1].rejected).tool_calls.is_empty());
             assert_eq!(reply(&triple[2].chosen).tool_calls, wrong);
+            assert_eq!(reply(&triple[3].chosen).tool_calls, vec![right.clone()]);
+            let malformed = reply(&triple[3].rejected);
+            assert!(malformed.tool_calls.is_empty() && malformed.text().contains("<tool_call>"));
         }
     }
 }

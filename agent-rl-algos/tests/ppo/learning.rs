@@ -1,28 +1,28 @@
 //! The RLHF learning proof, run through the library's [`Pipeline`] as the CLI and the
 //! `rlhf_toy` demo run it: an SFT warm-up, a reward model trained on synthetic preferences
-//! ("the right call beats a wrong one", "a call beats a refusal") from the warm-up model, then
-//! PPO against that reward model alone. For every seed run, the reward model ranks held-out
-//! pairs with > 90% accuracy, and PPO raises the learned reward of its rollouts and the
+//! ("the right call beats a wrong one", "a call beats a refusal", "the right call beats its
+//! malformed rendering") from the warm-up model, then
+//! PPO against that reward model alone. For every seed run (1, 2, 3), the reward model ranks
+//! held-out pairs with > 90% accuracy, PPO raises the learned reward of its rollouts, and the
 //! held-out tool-call format accuracy of the policy (judged by the rule-based checker, not the
-//! reward model).
+//! reward model) does not collapse (it ends at most 0.05 below the warm-up's).
 //!
 //! Not proven: a rise of the held-out *exact-call* success. The reward model separates the right
 //! tool from the wrong one and calls from refusals, but ranks a wrong argument value on a
 //! held-out request at chance (a two-layer model does not learn to compare the call's value
-//! with the request's on requests it never saw), so PPO raises the learned reward by
-//! well-formed calls whose arguments drift: seed 1 went from 0.133 to 0.000 exact-call success
-//! while format accuracy rose 0.55 → 1.00 (2026-12-05). The success figures are printed, not
-//! asserted; see issue 17. Held-out requests never occur in training, neither in the tasks nor in the pairs
-//! (checked below).
+//! with the request's on requests it never saw), so the learned reward PPO raises says little
+//! about argument values: with the recipe below the held-out success stayed at 0.13, 0.00, 0.00
+//! on seeds 1-3 (2026-12-05). Nor is a format *rise* asserted: seeds 2 and 3 start at 1.00, and
+//! seed 1 stays at 0.55. The success figures are printed, not asserted; see issue 17. Held-out
+//! requests never occur in training, neither in the tasks nor in the pairs (checked below).
 //!
-//! Known failure (issue 17, open): seed 2. Its warm-up already reaches held-out format 1.00, and
-//! PPO at learning rate 1e-3 drives the summed per-episode KL to the reference to 7–50 nats in a
-//! few steps; the greedy held-out calls become malformed JSON that the reward model (trained on
-//! well-formed calls and refusals only) scores almost like calls, so format falls to 0.00 while
-//! the learned reward barely moves (2.38 → 2.52). Measured alternatives, seed by seed: learning
-//! rate 3e-4 keeps the KL under ~3 nats and seed 2's format at 1.00 but leaves seed 1's at
-//! 0.55; 3e-4 with a `ToolCallFormat` guard and 32 prompts per step passes seeds 2 and 3 but not
-//! seed 1 (format 0.55 → 0.55); 5e-4 passes seeds 1 and 3 and breaks seed 2 (1.00 → 0.45).
+//! The recipe that holds on seeds 1-3 (issue 17): the reward model also ranks each right call
+//! above a malformed rendering of itself (`toy_preferences`' fourth pair) and trains 150 steps;
+//! PPO runs at learning rate 3e-4 with `kl_coef` 0.1, three critic-only warm-up batches
+//! (`critic_warmup_steps`) and the approximate-KL early stop (`target_kl` 0.01). Before it, seed 2
+//! collapsed: at learning rate 1e-3 the policy left the reference within three steps and its
+//! greedy calls became malformed JSON that the reward model, never shown one, scored like calls
+//! (format 1.00 -> 0.00). What each recipe measured is in the README ("RLHF").
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -30,8 +30,7 @@ use std::sync::Arc;
 use agent_rl_algos::pipeline::{Pipeline, PpoStage, RewardModelStage, SftStage, ToolUseEvaluator};
 use agent_rl_algos::sft::TextOrMessages;
 use agent_rl_algos::toy::{
-    toy_model_config, toy_preferences, toy_request, toy_rlhf_tasks, toy_sft_dataset,
-    toy_tokenizer,
+    toy_model_config, toy_preferences, toy_request, toy_rlhf_tasks, toy_sft_dataset, toy_tokenizer,
 };
 use agent_rl_algos::{LrSchedule, OptimizerConfig, PpoConfig, RewardConfig, SftConfig};
 use agent_rl_core::weights::random_model;
@@ -85,8 +84,14 @@ fn rlhf_seed_2_learns_a_reward_model_and_runs_ppo_against_it() {
     rlhf_learns_tool_use(2);
 }
 
+#[test]
+fn rlhf_seed_3_learns_a_reward_model_and_runs_ppo_against_it() {
+    rlhf_learns_tool_use(3);
+}
+
 /// SFT → reward model → PPO with seed `seed` (model, data order, sampling); asserts the reward
-/// model's held-out accuracy and that PPO runs on the learned reward; prints what PPO changed.
+/// model's held-out accuracy, that PPO raises the learned reward, and that the held-out format
+/// does not collapse; prints what PPO changed.
 fn rlhf_learns_tool_use(seed: u64) {
     let started = std::time::Instant::now();
     let config = Qwen2Config {
@@ -110,7 +115,7 @@ fn rlhf_learns_tool_use(seed: u64) {
         ..SftConfig::default()
     };
     let reward_model = RewardConfig {
-        max_steps: Some(100),
+        max_steps: Some(150),
         batch_size: 16,
         seed,
         optimizer: OptimizerConfig {
@@ -128,13 +133,16 @@ fn rlhf_learns_tool_use(seed: u64) {
         num_ppo_epochs: 2,
         num_mini_batches: 2,
         max_tool_iterations: 1,
-        kl_coef: 0.04,
+        kl_coef: 0.1,
+        target_kl: Some(0.01),
+        critic_warmup_steps: 3,
         seed,
         ..PpoConfig::default()
     }
     .with_max_completion_length(64);
-    ppo.optimizer.learning_rate = 1e-3;
+    ppo.optimizer.learning_rate = 3e-4;
     ppo.optimizer.lr_scheduler_type = LrSchedule::Constant;
+
     let evaluator = ToolUseEvaluator::new(held_out.clone(), 64).with_loop_config(AgentLoopConfig {
         sampling: SamplingConfig::greedy(64),
         max_tool_iterations: 1,
@@ -187,24 +195,43 @@ fn rlhf_learns_tool_use(seed: u64) {
         after.argument_match,
         started.elapsed().as_secs_f64()
     );
+
     assert!(report.steps.iter().all(|m| m.loss.is_finite()));
     assert!(
-        report.steps[0].to_json().get("rewards/reward_model/mean").is_some(),
+        report.steps[0]
+            .to_json()
+            .get("rewards/reward_model/mean")
+            .is_some(),
         "the learned reward is logged"
     );
-    assert!(accuracy > 0.9, "seed {seed}: reward-model held-out accuracy {accuracy}");
-    // PPO's own learning is printed above, not asserted: on seed 1 it raises the learned reward
-    // (2.35 -> 3.20) and the held-out format (0.55 -> 1.00), on seed 2 the policy leaves the
-    // reference within three steps and its format collapses (1.00 -> 0.00) while the reward
-    // model, trained on well-formed calls only, scores the malformed calls almost like calls.
-    // No recipe tried passes seeds 1-3 together (README, "RLHF"); asserting on seed 1 alone
-    // would be a hand-picked seed. The PPO stage must still run end to end on the learned
-    // reward: finite losses and the learned reward logged at every step (checked above).
+    assert!(
+        accuracy > 0.9,
+        "seed {seed}: reward-model held-out accuracy {accuracy}"
+    );
+    // PPO's learning, on every seed: the learned reward of the rollouts rises from the first
+    // quarter of the steps (three of them critic warm-up, the policy still the warm-up model)
+    // to the last, and the held-out format (the rule-based checker's) does not collapse: it
+    // ends no more than 0.05 below where the warm-up left it.
+    assert!(
+        last > first + MIN_LEARNED_REWARD_RISE,
+        "seed {seed}: learned reward {first} -> {last}"
+    );
+    assert!(
+        after.format_accuracy >= before.format_accuracy - MAX_FORMAT_DROP,
+        "seed {seed}: held-out format {} -> {} (collapsed)",
+        before.format_accuracy,
+        after.format_accuracy
+    );
 }
 
 /// The seeds the learning tests run (one test each).
-const SEEDS: [u64; 2] = [1, 2];
-/// Training tasks whose preference pairs train the reward model (three pairs each).
+const SEEDS: [u64; 3] = [1, 2, 3];
+/// Training tasks whose preference pairs train the reward model (four pairs each).
 const RM_TASKS: usize = 900;
+/// The least rise of the learned reward (last quarter of the PPO steps over the first) asserted
+/// on every seed; measured 1.41, 0.13, 0.14 on seeds 1-3 (2026-12-05).
+const MIN_LEARNED_REWARD_RISE: f32 = 0.05;
+/// The most the held-out format accuracy may fall under PPO (measured: no fall on seeds 1-3).
+const MAX_FORMAT_DROP: f32 = 0.05;
 /// Held-out tasks the policy is scored on (and whose preference pairs score the reward model).
 const HELD_OUT_TASKS: usize = 60;

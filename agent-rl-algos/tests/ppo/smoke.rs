@@ -69,6 +69,7 @@ fn two_steps_change_every_parameter_and_log_trl_names() {
             "policy/entropy_avg",
             "val/ratio",
             "val/num_eos_tokens",
+            "policy/num_updates",
             "rewards/chars_per_token/mean",
         ] {
             assert!(json.get(key).is_some_and(|v| !v.is_null()), "missing {key}");
@@ -90,6 +91,70 @@ fn two_steps_change_every_parameter_and_log_trl_names() {
             );
         }
     }
+}
+
+/// A trainer on the fixture model with `config()` changed by `change`.
+fn trainer_with(change: impl FnOnce(&mut PpoConfig)) -> PpoTrainer<B> {
+    let mut config = config();
+    change(&mut config);
+    PpoTrainer::builder(
+        tiny_qwen2::<B>(5, &Default::default()),
+        tiny_tokenizer().expect("fixture tokenizer"),
+    )
+    .with_config(config)
+    .add_reward(chars_per_token())
+    .build()
+    .expect("valid trainer")
+}
+
+/// Whether any parameter differs between two snapshots.
+fn moved(before: &[Vec<f32>], after: &[Vec<f32>]) -> bool {
+    before.iter().zip(after).any(|(a, b)| a != b)
+}
+
+#[test]
+fn target_kl_stops_the_policy_updates_once_the_minibatch_kl_passes_it() {
+    let tasks = prompts(5);
+    // Without a limit: 2 epochs × 2 minibatches = 4 policy steps per rollout batch.
+    let mut free = trainer_with(|_| {});
+    let unlimited = free.train_step(&tasks).expect("step").ppo.expect("ppo");
+    assert_eq!(unlimited.policy_updates, 4);
+    assert!(unlimited.approxkl_avg > 0.0, "{unlimited:?}");
+    // A target far below what one step at lr 1e-3 moves: the first minibatch starts at the
+    // rollout policy (KL 0) and steps; the second sees the moved policy and stops the rest.
+    let mut stopped = trainer_with(|c| c.target_kl = Some(1e-9));
+    let critic_before = parameters(stopped.critic());
+    let limited = stopped.train_step(&tasks).expect("step").ppo.expect("ppo");
+    assert_eq!(limited.policy_updates, 1, "{limited:?}");
+    assert!(
+        moved(&critic_before, &parameters(stopped.critic())),
+        "the critic still trains"
+    );
+    // A target the updates never reach changes nothing.
+    let mut loose = trainer_with(|c| c.target_kl = Some(1e6));
+    let same = loose.train_step(&tasks).expect("step").ppo.expect("ppo");
+    assert_eq!(same.policy_updates, 4);
+    assert_eq!(parameters(loose.model()), parameters(free.model()));
+}
+
+#[test]
+fn critic_warmup_trains_only_the_critic_for_its_steps() {
+    let tasks = prompts(5);
+    let mut trainer = trainer_with(|c| c.critic_warmup_steps = 1);
+    let (policy_before, critic_before) =
+        (parameters(trainer.model()), parameters(trainer.critic()));
+    let warmup = trainer.train_step(&tasks).expect("step 1");
+    assert_eq!(warmup.ppo.expect("ppo").policy_updates, 0);
+    assert!(warmup.loss.is_finite());
+    let policy_after_warmup = parameters(trainer.model());
+    assert_eq!(
+        policy_before, policy_after_warmup,
+        "the policy is frozen during the warm-up"
+    );
+    assert!(moved(&critic_before, &parameters(trainer.critic())));
+    let after = trainer.train_step(&tasks).expect("step 2");
+    assert_eq!(after.ppo.expect("ppo").policy_updates, 4);
+    assert!(moved(&policy_after_warmup, &parameters(trainer.model())));
 }
 
 #[test]
@@ -225,6 +290,21 @@ fn build_rejects_bad_settings() {
                 ..PpoConfig::default()
             },
             "missing_eos_penalty",
+        ),
+        (
+            PpoConfig {
+                target_kl: Some(-0.01),
+                ..PpoConfig::default()
+            },
+            "target_kl",
+        ),
+        (
+            PpoConfig {
+                critic_warmup_steps: 4,
+                max_steps: 4,
+                ..PpoConfig::default()
+            },
+            "critic_warmup_steps",
         ),
     ] {
         let built = PpoTrainer::builder(model(), tokenizer())
