@@ -14,7 +14,8 @@
 use std::sync::Arc;
 
 use agent_rl::algos::toy::{
-    ToySplit, call_only, toy_model_config, toy_noisy_sft_dataset, toy_split_tasks, toy_tokenizer,
+    ToyCallBreakdown, ToySplit, call_only, toy_biased_sft_dataset, toy_call_breakdown,
+    toy_model_config, toy_noisy_sft_dataset, toy_split_tasks, toy_tokenizer,
 };
 use agent_rl::backend::CpuTrainBackend as B;
 use agent_rl::core::weights::random_model;
@@ -31,9 +32,14 @@ struct Args {
     /// Seeds of the model, data, warm-up and both arms (every one is run and reported).
     #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
     seeds: Vec<u64>,
-    /// Share of city requests the teacher demonstrates with the wrong tool.
-    #[arg(long, default_value_t = 0.6)]
+    /// Share of (weather, or with `--symmetric` all city) requests the teacher demonstrates
+    /// with the wrong tool.
+    #[arg(long, default_value_t = 0.7)]
     confusion: f32,
+    /// The symmetric teacher (`toy_noisy_sft_dataset`: both city tools swapped) instead of the
+    /// one-sided one (`toy_biased_sft_dataset`: weather requests get `get_time`).
+    #[arg(long)]
+    symmetric: bool,
     /// SFT warm-up steps (batch 16).
     #[arg(long, default_value_t = 100)]
     sft_steps: usize,
@@ -60,7 +66,11 @@ fn main() -> anyhow::Result<()> {
     for &seed in &args.seeds {
         let started = std::time::Instant::now();
         let train = toy_split_tasks(ToySplit::Train, 4000, seed);
-        let rows = toy_noisy_sft_dataset(&train, args.confusion, seed);
+        let rows = if args.symmetric {
+            toy_noisy_sft_dataset(&train, args.confusion, seed)
+        } else {
+            toy_biased_sft_dataset(&train, args.confusion, seed)
+        };
         let held_out = call_only(toy_split_tasks(
             ToySplit::HeldOut,
             args.held_out,
@@ -74,6 +84,7 @@ fn main() -> anyhow::Result<()> {
             &rows,
         )?;
         let warm_score = score(&warm, &tokenizer, &held_out)?;
+        let warm_breakdown = toy_call_breakdown(&warm, &tokenizer, &held_out, 64)?;
         let control = sft(
             warm.clone(),
             &tokenizer,
@@ -91,6 +102,11 @@ fn main() -> anyhow::Result<()> {
         };
         let (trained, _) = grpo(warm, &tokenizer, &call_only(train), arm)?;
         let grpo_score = score(&trained, &tokenizer, &held_out)?;
+        print_breakdown(seed, "SFT", &warm_breakdown);
+        for (name, model) in [("+SFT", &control), ("+GRPO", &trained)] {
+            let b = toy_call_breakdown(model, &tokenizer, &held_out, 64)?;
+            print_breakdown(seed, name, &b);
+        }
         println!(
             "seed {seed}: held-out success after SFT {:.3}, + SFT {:.3}, + GRPO {:.3} \
              (argument match {:.3} / {:.3} / {:.3}); {:.0} s",
@@ -113,4 +129,22 @@ fn main() -> anyhow::Result<()> {
         args.seeds.len()
     );
     Ok(())
+}
+
+#[allow(clippy::print_stdout)]
+fn print_breakdown(seed: u64, name: &str, b: &ToyCallBreakdown) {
+    let c = |counts: &agent_rl::algos::toy::CallCounts| {
+        format!(
+            "tool {:.2} args {:.2} exact {:.2}",
+            counts.share(counts.right_tool),
+            counts.share(counts.right_arguments),
+            counts.share(counts.exact)
+        )
+    };
+    println!(
+        "  seed {seed} {name:6} weather: {} | time: {} | add: {}",
+        c(&b.weather),
+        c(&b.time),
+        c(&b.add)
+    );
 }
