@@ -3,13 +3,15 @@
 //! ```text
 //! cargo run --release --example grpo_gain -- --seeds 1,2,3
 //! ```
-//! The demonstrations come from a teacher that calls the wrong city tool on a share of the
-//! weather and time requests ([`toy_noisy_sft_dataset`], `--confusion`). An SFT warm-up imitates
-//! them; from that checkpoint two arms run for the same number of optimiser steps on the same
+//! The demonstrations come from a teacher that calls `get_time` on a share of the weather
+//! requests ([`toy_biased_sft_dataset`], `--confusion`, 0.7; `--symmetric` swaps both city tools
+//! instead, [`toy_noisy_sft_dataset`]). An SFT warm-up (300 steps × 16) imitates them; from that checkpoint two arms run for the same number of optimiser steps on the same
 //! number of sequences per step (64): GRPO with `ToolUseReward::default()`, and more SFT on the
 //! same demonstrations (the control). All three models are scored greedily on held-out requests
-//! whose phrasings and operands never occur in training ([`ToySplit::HeldOut`]). Prints one line
-//! per seed and the mean gain of each arm over the warm-up with its standard deviation.
+//! whose phrasings and operands never occur in training ([`ToySplit::HeldOut`]). Prints, per
+//! seed and model, the first calls broken down by request kind (right tool / right arguments /
+//! both, [`toy_call_breakdown`]), one line per seed, the mean gain of each arm over the warm-up
+//! with its standard deviation, and GRPO's margin over the control.
 
 use std::sync::Arc;
 
@@ -41,13 +43,13 @@ struct Args {
     #[arg(long)]
     symmetric: bool,
     /// SFT warm-up steps (batch 16).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 300)]
     sft_steps: usize,
     /// Optimiser steps of each arm (64 sequences per step).
     #[arg(long, default_value_t = 30)]
     arm_steps: usize,
     /// GRPO learning rate.
-    #[arg(long, default_value_t = 2e-3)]
+    #[arg(long, default_value_t = 1e-3)]
     grpo_lr: f64,
     /// GRPO KL coefficient.
     #[arg(long, default_value_t = 0.04)]
@@ -62,7 +64,7 @@ fn main() -> anyhow::Result<()> {
     agent_rl::host_allocator::tune_host_allocator();
     let args = Args::parse();
     let tokenizer = Arc::new(toy_tokenizer()?);
-    let (mut grpo_gains, mut sft_gains) = (Vec::new(), Vec::new());
+    let (mut grpo_gains, mut sft_gains, mut gaps) = (Vec::new(), Vec::new(), Vec::new());
     for &seed in &args.seeds {
         let started = std::time::Instant::now();
         let train = toy_split_tasks(ToySplit::Train, 4000, seed);
@@ -120,6 +122,7 @@ fn main() -> anyhow::Result<()> {
         );
         grpo_gains.push(grpo_score.success_rate - warm_score.success_rate);
         sft_gains.push(control_score.success_rate - warm_score.success_rate);
+        gaps.push(grpo_score.success_rate - control_score.success_rate);
     }
     let (grpo_mean, grpo_sd) = mean_sd(&grpo_gains);
     let (sft_mean, sft_sd) = mean_sd(&sft_gains);
@@ -127,6 +130,11 @@ fn main() -> anyhow::Result<()> {
         "over {} seeds: GRPO gain {grpo_mean:+.3} (sd {grpo_sd:.3}), more-SFT gain {sft_mean:+.3} \
          (sd {sft_sd:.3})",
         args.seeds.len()
+    );
+    let (gap_mean, gap_sd) = mean_sd(&gaps);
+    println!(
+        "GRPO minus more SFT: {gap_mean:+.3} (sd {gap_sd:.3}, standard error {:.3}; per seed {gaps:.3?})",
+        gap_sd / (gaps.len() as f32).sqrt()
     );
     Ok(())
 }
