@@ -3,18 +3,21 @@
 //! ```text
 //! cargo run --release --example grpo_gain -- --seeds 1,2,3
 //! ```
-//! The demonstrations come from a teacher that calls the wrong city tool on a share of the
-//! weather and time requests ([`toy_noisy_sft_dataset`], `--confusion`). An SFT warm-up imitates
-//! them; from that checkpoint two arms run for the same number of optimiser steps on the same
+//! The demonstrations come from a teacher that calls `get_time` on a share of the weather
+//! requests ([`toy_biased_sft_dataset`], `--confusion`, 0.7; `--symmetric` swaps both city tools
+//! instead, [`toy_noisy_sft_dataset`]). An SFT warm-up (300 steps × 16) imitates them; from that checkpoint two arms run for the same number of optimiser steps on the same
 //! number of sequences per step (64): GRPO with `ToolUseReward::default()`, and more SFT on the
 //! same demonstrations (the control). All three models are scored greedily on held-out requests
-//! whose phrasings and operands never occur in training ([`ToySplit::HeldOut`]). Prints one line
-//! per seed and the mean gain of each arm over the warm-up with its standard deviation.
+//! whose phrasings and operands never occur in training ([`ToySplit::HeldOut`]). Prints, per
+//! seed and model, the first calls broken down by request kind (right tool / right arguments /
+//! both, [`toy_call_breakdown`]), one line per seed, the mean gain of each arm over the warm-up
+//! with its standard deviation, and GRPO's margin over the control.
 
 use std::sync::Arc;
 
 use agent_rl::algos::toy::{
-    ToySplit, call_only, toy_model_config, toy_noisy_sft_dataset, toy_split_tasks, toy_tokenizer,
+    ToyCallBreakdown, ToySplit, call_only, toy_biased_sft_dataset, toy_call_breakdown,
+    toy_model_config, toy_noisy_sft_dataset, toy_split_tasks, toy_tokenizer,
 };
 use agent_rl::backend::CpuTrainBackend as B;
 use agent_rl::core::weights::random_model;
@@ -31,17 +34,22 @@ struct Args {
     /// Seeds of the model, data, warm-up and both arms (every one is run and reported).
     #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
     seeds: Vec<u64>,
-    /// Share of city requests the teacher demonstrates with the wrong tool.
-    #[arg(long, default_value_t = 0.6)]
+    /// Share of (weather, or with `--symmetric` all city) requests the teacher demonstrates
+    /// with the wrong tool.
+    #[arg(long, default_value_t = 0.7)]
     confusion: f32,
+    /// The symmetric teacher (`toy_noisy_sft_dataset`: both city tools swapped) instead of the
+    /// one-sided one (`toy_biased_sft_dataset`: weather requests get `get_time`).
+    #[arg(long)]
+    symmetric: bool,
     /// SFT warm-up steps (batch 16).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 300)]
     sft_steps: usize,
     /// Optimiser steps of each arm (64 sequences per step).
     #[arg(long, default_value_t = 30)]
     arm_steps: usize,
     /// GRPO learning rate.
-    #[arg(long, default_value_t = 2e-3)]
+    #[arg(long, default_value_t = 1e-3)]
     grpo_lr: f64,
     /// GRPO KL coefficient.
     #[arg(long, default_value_t = 0.04)]
@@ -56,11 +64,15 @@ fn main() -> anyhow::Result<()> {
     agent_rl::host_allocator::tune_host_allocator();
     let args = Args::parse();
     let tokenizer = Arc::new(toy_tokenizer()?);
-    let (mut grpo_gains, mut sft_gains) = (Vec::new(), Vec::new());
+    let (mut grpo_gains, mut sft_gains, mut gaps) = (Vec::new(), Vec::new(), Vec::new());
     for &seed in &args.seeds {
         let started = std::time::Instant::now();
         let train = toy_split_tasks(ToySplit::Train, 4000, seed);
-        let rows = toy_noisy_sft_dataset(&train, args.confusion, seed);
+        let rows = if args.symmetric {
+            toy_noisy_sft_dataset(&train, args.confusion, seed)
+        } else {
+            toy_biased_sft_dataset(&train, args.confusion, seed)
+        };
         let held_out = call_only(toy_split_tasks(
             ToySplit::HeldOut,
             args.held_out,
@@ -74,6 +86,7 @@ fn main() -> anyhow::Result<()> {
             &rows,
         )?;
         let warm_score = score(&warm, &tokenizer, &held_out)?;
+        let warm_breakdown = toy_call_breakdown(&warm, &tokenizer, &held_out, 64)?;
         let control = sft(
             warm.clone(),
             &tokenizer,
@@ -91,6 +104,11 @@ fn main() -> anyhow::Result<()> {
         };
         let (trained, _) = grpo(warm, &tokenizer, &call_only(train), arm)?;
         let grpo_score = score(&trained, &tokenizer, &held_out)?;
+        print_breakdown(seed, "SFT", &warm_breakdown);
+        for (name, model) in [("+SFT", &control), ("+GRPO", &trained)] {
+            let b = toy_call_breakdown(model, &tokenizer, &held_out, 64)?;
+            print_breakdown(seed, name, &b);
+        }
         println!(
             "seed {seed}: held-out success after SFT {:.3}, + SFT {:.3}, + GRPO {:.3} \
              (argument match {:.3} / {:.3} / {:.3}); {:.0} s",
@@ -104,6 +122,7 @@ fn main() -> anyhow::Result<()> {
         );
         grpo_gains.push(grpo_score.success_rate - warm_score.success_rate);
         sft_gains.push(control_score.success_rate - warm_score.success_rate);
+        gaps.push(grpo_score.success_rate - control_score.success_rate);
     }
     let (grpo_mean, grpo_sd) = mean_sd(&grpo_gains);
     let (sft_mean, sft_sd) = mean_sd(&sft_gains);
@@ -112,5 +131,28 @@ fn main() -> anyhow::Result<()> {
          (sd {sft_sd:.3})",
         args.seeds.len()
     );
+    let (gap_mean, gap_sd) = mean_sd(&gaps);
+    println!(
+        "GRPO minus more SFT: {gap_mean:+.3} (sd {gap_sd:.3}, standard error {:.3}; per seed {gaps:.3?})",
+        gap_sd / (gaps.len() as f32).sqrt()
+    );
     Ok(())
+}
+
+#[allow(clippy::print_stdout)]
+fn print_breakdown(seed: u64, name: &str, b: &ToyCallBreakdown) {
+    let c = |counts: &agent_rl::algos::toy::CallCounts| {
+        format!(
+            "tool {:.2} args {:.2} exact {:.2}",
+            counts.share(counts.right_tool),
+            counts.share(counts.right_arguments),
+            counts.share(counts.exact)
+        )
+    };
+    println!(
+        "  seed {seed} {name:6} weather: {} | time: {} | add: {}",
+        c(&b.weather),
+        c(&b.time),
+        c(&b.add)
+    );
 }

@@ -23,6 +23,7 @@
 //! # Ok::<(), agent_rl_core::CoreError>(())
 //! ```
 
+mod breakdown;
 mod environment;
 mod malformed;
 mod model;
@@ -33,6 +34,7 @@ mod teacher;
 mod template;
 mod tiers;
 
+pub use breakdown::{CallCounts, ToyCallBreakdown, toy_call_breakdown};
 pub use environment::{ToyEnvironment, execute_toy_call, toy_environments, toy_salt};
 pub use malformed::{MALFORMED_KINDS, malformed_call_text};
 pub use model::toy_model_config;
@@ -45,6 +47,6 @@ pub use tasks::{
     ToyKind, call_only, demonstration, toy_call_tasks, toy_sft_dataset, toy_split_tasks, toy_tasks,
     toy_tools,
 };
-pub use teacher::toy_noisy_sft_dataset;
+pub use teacher::{toy_biased_sft_dataset, toy_noisy_sft_dataset};
 pub use template::{TOY_CHAT_TEMPLATE, toy_tokenizer, with_toy_template};
 pub use tiers::{ToyTier, toy_tier_tasks};

@@ -26,15 +26,44 @@ use crate::sft::{SftDataset, SftExample};
 /// assert_eq!(rows.len(), 30);
 /// ```
 pub fn toy_noisy_sft_dataset(tasks: &[Task], confusion: f32, seed: u64) -> SftDataset {
+    teacher_rows(tasks, [confusion, confusion], seed)
+}
+
+/// SFT rows for `tasks` from a teacher with one systematic blind spot: on a `confusion` share
+/// of the *weather* requests (drawn with `seed`) it calls `get_time` with the right city and
+/// answers with its result; time and `add` requests are demonstrated correctly. Tasks not made
+/// by the toy family are skipped.
+///
+/// Unlike [`toy_noisy_sft_dataset`], whose symmetric swap a small model can read as "city
+/// request: either tool", the error here is one-sided: `get_time` is what the demonstrations
+/// show for most city requests, always for time and mostly for weather. With `confusion`
+/// above one half, imitation's greedy reply to a weather request is the wrong tool however
+/// long it trains; sampling still finds `get_weather` on about `1 - confusion` of them, and a
+/// reward on the target (GRPO's `ToolUseReward`) pays for it. The setting of `grpo_gain` and
+/// of the multi-seed GRPO-over-SFT learning test.
+///
+/// ```
+/// use agent_rl_algos::toy::{toy_biased_sft_dataset, toy_tasks};
+/// let rows = toy_biased_sft_dataset(&toy_tasks(30, 1), 0.7, 7);
+/// assert_eq!(rows.len(), 30);
+/// ```
+pub fn toy_biased_sft_dataset(tasks: &[Task], confusion: f32, seed: u64) -> SftDataset {
+    teacher_rows(tasks, [confusion, 0.0], seed)
+}
+
+/// Demonstrations of `tasks` with the weather tool swapped for the time tool on a
+/// `confusion[0]` share of weather requests and the time tool for the weather tool on a
+/// `confusion[1]` share of time requests (one draw per task, with `seed`).
+fn teacher_rows(tasks: &[Task], confusion: [f32; 2], seed: u64) -> SftDataset {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let rows = tasks
         .iter()
         .filter_map(|task| {
             let call = toy_call(task)?;
-            let confused = rng.random::<f32>() < confusion;
+            let draw = rng.random::<f32>();
             let call = match call.name.as_str() {
-                "get_weather" if confused => ToolCall::new("get_time", call.arguments),
-                "get_time" if confused => ToolCall::new("get_weather", call.arguments),
+                "get_weather" if draw < confusion[0] => ToolCall::new("get_time", call.arguments),
+                "get_time" if draw < confusion[1] => ToolCall::new("get_weather", call.arguments),
                 _ => call,
             };
             Some(SftExample::Conversation {
@@ -53,8 +82,12 @@ mod tests {
 
     /// The called tool of every row, with the requested kind.
     fn calls(confusion: f32) -> Vec<(String, String)> {
+        called(toy_noisy_sft_dataset(&toy_tasks(600, 2), confusion, 3))
+    }
+
+    /// (requested tool, demonstrated tool) of every row of `rows` (made from `toy_tasks(600, 2)`).
+    fn called(rows: SftDataset) -> Vec<(String, String)> {
         let tasks = toy_tasks(600, 2);
-        let rows = toy_noisy_sft_dataset(&tasks, confusion, 3);
         tasks
             .iter()
             .zip(rows.examples())
@@ -82,5 +115,23 @@ mod tests {
                 .all(|(w, g)| w == g)
         );
         assert!(calls(0.0).iter().all(|(w, g)| w == g));
+    }
+
+    #[test]
+    fn biased_teacher_swaps_only_weather() {
+        let pairs = called(toy_biased_sft_dataset(&toy_tasks(600, 2), 0.7, 3));
+        let weather: Vec<_> = pairs
+            .iter()
+            .filter(|(want, _)| want == "get_weather")
+            .collect();
+        let swapped = weather.iter().filter(|(_, got)| got == "get_time").count();
+        let rate = swapped as f32 / weather.len() as f32;
+        assert!((rate - 0.7).abs() < 0.07, "swap rate {rate}");
+        assert!(
+            pairs
+                .iter()
+                .filter(|(want, _)| want != "get_weather")
+                .all(|(want, got)| want == got)
+        );
     }
 }

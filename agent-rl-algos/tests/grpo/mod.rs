@@ -6,6 +6,7 @@ pub(crate) use common::{chars_per_token, parameters, prompts};
 mod crash_safety;
 mod curriculum;
 mod evaluation;
+mod gain;
 mod learning;
 mod lora;
 mod multi_turn;

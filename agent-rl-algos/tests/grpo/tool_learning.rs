@@ -18,11 +18,6 @@ use agent_rl_rewards::ToolUseReward;
 
 use crate::B;
 
-#[test]
-fn grpo_after_sft_raises_reward_and_held_out_call_success() {
-    learns_tool_use(2e-3, None);
-}
-
 /// GRPO on LoRA adapters (the KL reference is then the warm-up model with the adapters off).
 #[test]
 fn lora_grpo_after_sft_raises_reward_and_held_out_call_success() {
