@@ -66,6 +66,18 @@ fn loss_weights(mask: &AttentionMask, heads: usize, dim: usize) -> Tensor<Ad, 3>
     )
 }
 
+/// The blocked kernel, whatever the size (the sizes here are below
+/// [`super::BLOCKED_MIN_SCORES`], where [`super::attention`] takes the whole-matrix path).
+fn blocked<B: Backend>(
+    queries: Tensor<B, 4>,
+    keys: Tensor<B, 4>,
+    values: Tensor<B, 4>,
+    mask: &Arc<AttentionMask>,
+) -> Tensor<B, 3> {
+    super::dispatch::attention(queries, keys, values, mask)
+        .unwrap_or_else(|_| panic!("the kernel takes f32 inputs of matching shapes"))
+}
+
 fn check(what: &str, case: Case) {
     let Case {
         heads,
@@ -79,8 +91,7 @@ fn check(what: &str, case: Case) {
     let values = leaf([batch, kv_heads, total, dim], 3, 2.0);
     let bias = bias(&mask, heads);
     let mask = Arc::new(mask);
-    let never = || -> Tensor<Ad, 4> { panic!("the kernel does not ask for the bias") };
-    let fused = super::attention(queries.clone(), keys.clone(), values.clone(), &mask, never);
+    let fused = blocked(queries.clone(), keys.clone(), values.clone(), &mask);
     let reference = plain::attention(queries.clone(), keys.clone(), values.clone(), bias);
     assert_close(fused.clone().inner(), reference.clone().inner(), what);
 
@@ -96,8 +107,7 @@ fn check(what: &str, case: Case) {
         );
     }
 
-    let never = || -> Tensor<Flex, 4> { panic!("the kernel does not ask for the bias") };
-    let inference = super::attention(queries.inner(), keys.inner(), values.inner(), &mask, never);
+    let inference = blocked(queries.inner(), keys.inner(), values.inner(), &mask);
     assert_close(inference, reference.inner(), &format!("{what} (inference)"));
 }
 
@@ -198,7 +208,35 @@ fn a_cache_with_spare_room_is_read_in_place() {
         contiguous(values.clone()),
         bias,
     );
-    let never = || -> Tensor<Flex, 4> { panic!("the kernel does not ask for the bias") };
-    let fused = super::attention(queries, keys, values, &mask, never);
+    let fused = blocked(queries, keys, values, &mask);
     assert_close(fused, expected, "cache view");
+}
+
+#[test]
+fn long_calls_take_the_kernel_and_short_ones_the_products() {
+    let device = Default::default();
+    let tensor = |shape: [usize; 4], seed| {
+        let data = values(shape.iter().product(), seed);
+        Tensor::<Flex, 4>::from_data(TensorData::new(data, shape), &device)
+    };
+    for (total, bias_wanted) in [(257, false), (20, true)] {
+        let mask = padded(total, total, &[0]);
+        assert_eq!(total * total >= super::BLOCKED_MIN_SCORES, !bias_wanted);
+        let (queries, keys, values) = (
+            tensor([1, 2, total, 4], 1),
+            tensor([1, 1, total, 4], 2),
+            tensor([1, 1, total, 4], 3),
+        );
+        let bias = bias(&mask, 2).inner();
+        let expected =
+            plain::attention(queries.clone(), keys.clone(), values.clone(), bias.clone());
+        let mask = Arc::new(mask);
+        let asked = std::cell::Cell::new(false);
+        let out = super::attention(queries, keys, values, &mask, || {
+            asked.set(true);
+            bias
+        });
+        assert_eq!(asked.get(), bias_wanted, "{total} keys");
+        assert_close(out, expected, &format!("{total} keys"));
+    }
 }

@@ -1,5 +1,5 @@
-//! Fused forms of the model's elementwise blocks: SiLU gate, RMSNorm, softmax and per-token
-//! log-probability/entropy scoring.
+//! Fused forms of the model's elementwise blocks: SiLU gate, RMSNorm, softmax, per-token
+//! log-probability/entropy scoring, and attention (blocked, never storing the scores).
 //!
 //! Written with burn tensor ops, each block records a chain of elementwise nodes, and on burn's
 //! CPU backend (Flex) most of those run on one core: in a GRPO step they took more wall time than
@@ -176,9 +176,10 @@ pub(crate) fn matmul<B: Backend>(a: Tensor<B, 4>, b: Tensor<B, 4>) -> Tensor<B, 
 /// `[batch, seq, heads * dim]` (the heads of a position side by side, as the output projection
 /// reads them).
 ///
-/// On Flex and `Autodiff<Flex>` this is the blocked kernel of [`flash`]: the
-/// `[batch, heads, seq, total]` scores and probabilities are never stored, and `bias` is not
-/// called. Elsewhere it is `softmax(q · kᵀ + bias) · v` with `bias()` (`[batch, heads, seq,
+/// On Flex and `Autodiff<Flex>`, from [`BLOCKED_MIN_SCORES`] scores per head on, this is the
+/// blocked kernel of `flash`: the `[batch, heads, seq, total]` scores and probabilities are
+/// never stored, and `bias` is not called. Elsewhere (and for shorter calls: decode steps,
+/// short prompts) it is `softmax(q · kᵀ + bias) · v` with `bias()` (`[batch, heads, seq,
 /// total]`, `mask`'s additive form).
 pub(crate) fn attention<B: Backend>(
     queries: Tensor<B, 4>,
@@ -187,15 +188,26 @@ pub(crate) fn attention<B: Backend>(
     mask: &Arc<AttentionMask>,
     bias: impl FnOnce() -> Tensor<B, 4>,
 ) -> Tensor<B, 3> {
+    let [_, seq, total] = mask.dims();
     #[cfg(feature = "flex")]
-    let (queries, keys, values) = match dispatch::attention(queries, keys, values, mask) {
-        Ok(out) => return out,
-        Err(inputs) => inputs,
+    let (queries, keys, values) = if seq * total >= BLOCKED_MIN_SCORES {
+        match dispatch::attention(queries, keys, values, mask) {
+            Ok(out) => return out,
+            Err(inputs) => inputs,
+        }
+    } else {
+        (queries, keys, values)
     };
     #[cfg(not(feature = "flex"))]
-    let _ = mask;
+    let _ = (seq, total);
     composed_attention(queries, keys, values, bias())
 }
+
+/// Scores per head (`seq * total`) from which [`attention`] runs the blocked kernel on Flex.
+/// Below it the whole-matrix products and the fused softmax were faster (a decode step, a
+/// 64-token GRPO step: one batched product against many small per-block `gemm` calls), and the
+/// scores they store are small.
+pub(crate) const BLOCKED_MIN_SCORES: usize = 1 << 16;
 
 /// [`attention`] as products and a softmax over the whole `[batch, heads, seq, total]` scores.
 fn composed_attention<B: Backend>(
