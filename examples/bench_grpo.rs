@@ -59,7 +59,11 @@ fn share_of_e() -> impl Reward {
 }
 
 /// `count` texts of exactly `tokens` tokens each (checked by re-encoding).
-fn prompt_texts(tokenizer: &ChatTokenizer, count: usize, tokens: usize) -> anyhow::Result<Vec<String>> {
+fn prompt_texts(
+    tokenizer: &ChatTokenizer,
+    count: usize,
+    tokens: usize,
+) -> anyhow::Result<Vec<String>> {
     const WORDS: [&str; 16] = [
         "the", "tool", "call", "weather", "in", "paris", "returns", "a", "value", "of", "time",
         "add", "two", "numbers", "and", "answer",

@@ -28,7 +28,8 @@ use burn::tensor::backend::AutodiffBackend;
 use serde_json::json;
 
 /// Renders only the messages' text, so a prompt has the tokens its text has.
-const TEXT_ONLY_TEMPLATE: &str = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
+const TEXT_ONLY_TEMPLATE: &str =
+    "{% for message in messages %}{{ message['content'] }}{% endfor %}";
 
 const PROMPTS: usize = 4;
 const GROUP: usize = 8;

@@ -558,25 +558,27 @@ fn main() -> anyhow::Result<()> {
                 case.batch,
                 case.prompt + case.completion
             ),
-            Method::Planned(TrainMethod::Grpo) | Method::GrpoLearned | Method::PpoLearned => format!(
-                "{trainer} {} prompts × K {}, {} + {} tokens, {} micro-batch(es), β 0.04{}{}{}",
-                case.batch,
-                GROUP,
-                case.prompt,
-                case.completion,
-                case.accumulation,
-                if case.lora_r > 0 {
-                    format!(", LoRA r {}", case.lora_r)
-                } else {
-                    String::new()
-                },
-                if case.checkpointing {
-                    ", checkpointing"
-                } else {
-                    ""
-                },
-                if case.half_base { ", bf16 base" } else { "" },
-            ),
+            Method::Planned(TrainMethod::Grpo) | Method::GrpoLearned | Method::PpoLearned => {
+                format!(
+                    "{trainer} {} prompts × K {}, {} + {} tokens, {} micro-batch(es), β 0.04{}{}{}",
+                    case.batch,
+                    GROUP,
+                    case.prompt,
+                    case.completion,
+                    case.accumulation,
+                    if case.lora_r > 0 {
+                        format!(", LoRA r {}", case.lora_r)
+                    } else {
+                        String::new()
+                    },
+                    if case.checkpointing {
+                        ", checkpointing"
+                    } else {
+                        ""
+                    },
+                    if case.half_base { ", bf16 base" } else { "" },
+                )
+            }
         };
         let vocab = if vocab == 0 {
             "384".to_owned()
@@ -597,9 +599,15 @@ fn main() -> anyhow::Result<()> {
             case.name,
             estimated(format_bytes(bytes("estimate_bytes"))),
             format_bytes(bytes("measured_bytes")),
-            estimated(format!("{:.2}", result["ratio"].as_f64().unwrap_or(f64::NAN))),
+            estimated(format!(
+                "{:.2}",
+                result["ratio"].as_f64().unwrap_or(f64::NAN)
+            )),
             format_bytes(bytes("rss_bytes")),
-            estimated(format!("{:.2}", result["rss_ratio"].as_f64().unwrap_or(f64::NAN))),
+            estimated(format!(
+                "{:.2}",
+                result["rss_ratio"].as_f64().unwrap_or(f64::NAN)
+            )),
         ));
         #[allow(clippy::print_stderr)]
         {

@@ -59,9 +59,7 @@ fn run<B: AutodiffBackend>(
     } = shape;
     let base = bench_config(1024);
     let config = agent_rl::core::Qwen2Config {
-        max_position_embeddings: base
-            .max_position_embeddings
-            .max(prompt_length + new_tokens),
+        max_position_embeddings: base.max_position_embeddings.max(prompt_length + new_tokens),
         ..base
     };
     let model: Qwen2ForCausalLm<B> = random_model(&config, 0, 0.02, device)?;
@@ -189,7 +187,9 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|| "cpu".into())
         .parse()?;
     let report = match device {
-        DeviceKind::Cpu => run::<agent_rl::backend::CpuTrainBackend>(&Default::default(), repeats, shape)?,
+        DeviceKind::Cpu => {
+            run::<agent_rl::backend::CpuTrainBackend>(&Default::default(), repeats, shape)?
+        }
         DeviceKind::Cuda => {
             probe_cuda()?;
             #[cfg(feature = "cuda")]

@@ -130,7 +130,10 @@ fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
         .run()?;
     println!("{}", report.scores_table());
     if let Some(accuracy) = report.reward_model_accuracy() {
-        println!("reward model: {:.1}% of held-out preference pairs ranked right", 100.0 * accuracy);
+        println!(
+            "reward model: {:.1}% of held-out preference pairs ranked right",
+            100.0 * accuracy
+        );
     }
     if let Some(path) = &args.summary {
         std::fs::write(path, serde_json::to_string_pretty(&report.summary_json())?)

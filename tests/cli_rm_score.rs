@@ -11,7 +11,8 @@ use agent_rl::core::{ChatTokenizer, Message, Qwen2ForSequenceClassification};
 use serde_json::{Value, json};
 
 fn policy_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("agent-rl-core/tests/fixtures/qwen2_tiny/tied_f32")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("agent-rl-core/tests/fixtures/qwen2_tiny/tied_f32")
 }
 
 /// A reward model on the tiny fixture's backbone with a seeded head, saved with its tokenizer.
@@ -54,25 +55,40 @@ fn rm_score_prints_the_reward_models_score_of_each_conversation() {
             path.to_str().unwrap(),
             "--json",
         ]);
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         let value: Value = serde_json::from_slice(&output.stdout).unwrap();
         let score = value["score"].as_f64().unwrap() as f32;
         let ids = tokenizer.encode_chat(&messages, &[], false).unwrap();
-        let expected = model.score_ids(&[ids], None).into_data().to_vec::<f32>().unwrap()[0];
+        let expected = model
+            .score_ids(&[ids], None)
+            .into_data()
+            .to_vec::<f32>()
+            .unwrap()[0];
         assert!(
             (score - expected).abs() <= 1e-5 * expected.abs().max(1.0),
             "{reply}: CLI {score}, library {expected}"
         );
         printed.push(score);
     }
-    assert_ne!(printed[0], printed[1], "two replies, one score: the head is not read");
+    assert_ne!(
+        printed[0], printed[1],
+        "two replies, one score: the head is not read"
+    );
 }
 
 #[test]
 fn rm_score_names_a_policy_checkpoint_and_an_empty_conversation() {
     let dir = tempfile::tempdir().unwrap();
     let messages = dir.path().join("messages.json");
-    std::fs::write(&messages, json!([{"role": "user", "content": "Hi"}]).to_string()).unwrap();
+    std::fs::write(
+        &messages,
+        json!([{"role": "user", "content": "Hi"}]).to_string(),
+    )
+    .unwrap();
     // A causal LM directory has no score head.
     let output = rm_score(&[
         "--model",
@@ -82,7 +98,10 @@ fn rm_score_names_a_policy_checkpoint_and_an_empty_conversation() {
     ]);
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("--model") && stderr.contains("reward model"), "{stderr}");
+    assert!(
+        stderr.contains("--model") && stderr.contains("reward model"),
+        "{stderr}"
+    );
     let rm = dir.path().join("rm");
     reward_model_dir(&rm);
     std::fs::write(&messages, "[]").unwrap();
@@ -94,5 +113,8 @@ fn rm_score_names_a_policy_checkpoint_and_an_empty_conversation() {
     ]);
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("--messages") && stderr.contains("empty"), "{stderr}");
+    assert!(
+        stderr.contains("--messages") && stderr.contains("empty"),
+        "{stderr}"
+    );
 }

@@ -37,7 +37,13 @@ pub fn peak_rss_bytes() -> anyhow::Result<u64> {
     status
         .lines()
         .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
         .map(|kib| kib * 1024)
         .ok_or_else(|| anyhow::anyhow!("no VmHWM line in /proc/self/status"))
 }

@@ -39,7 +39,9 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             return Ok(());
         };
         let step = self.global_step;
-        if self.evaluator.is_none() || (!step.is_multiple_of(every) && step != self.config.max_steps) {
+        if self.evaluator.is_none()
+            || (!step.is_multiple_of(every) && step != self.config.max_steps)
+        {
             return Ok(());
         }
         let model = self.model().valid();

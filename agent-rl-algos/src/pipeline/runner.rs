@@ -16,8 +16,8 @@ use super::evaluator::Evaluator;
 use super::metrics_log::MetricsLog;
 use super::observer::PipelineObserver;
 use super::report::{PipelineReport, StageReport};
-use super::run_dir::{RunDirectory, SUMMARY_FILE};
 use super::rl_run::run_rl;
+use super::run_dir::{RunDirectory, SUMMARY_FILE};
 use super::stage::{RewardModelStage, SftStage, Stage};
 use crate::error::{AlgoError, Result};
 use crate::evaluate::ToolUseScores;
@@ -535,7 +535,10 @@ fn learned_reward<B: AutodiffBackend>(
     tokenizer: &Arc<ChatTokenizer>,
 ) -> Result<Box<dyn Reward>> {
     let model = reward_model.ok_or_else(|| {
-        AlgoError::input("learned_reward", "no reward model was trained before this stage")
+        AlgoError::input(
+            "learned_reward",
+            "no reward model was trained before this stage",
+        )
     })?;
     let scorer =
         RewardModelScorer::new(model.valid(), Arc::clone(tokenizer))?.with_name("reward_model");
@@ -548,7 +551,10 @@ fn load_reward_model<B: AutodiffBackend>(
     policy: &Qwen2ForCausalLm<B>,
 ) -> Result<Qwen2ForSequenceClassification<B>> {
     let run = run_dir.ok_or_else(|| {
-        AlgoError::input("resume", "a skipped reward-model stage needs the run directory")
+        AlgoError::input(
+            "resume",
+            "a skipped reward-model stage needs the run directory",
+        )
     })?;
     let device = policy.devices().into_iter().next().unwrap_or_default();
     let (model, _) = Qwen2ForSequenceClassification::from_pretrained(

@@ -182,7 +182,10 @@ impl<C> RlStage<C> {
     /// `validate`).
     fn validate_inputs(&self, name: &str) -> Result<()> {
         if self.tasks.is_empty() && self.curriculum.is_none() {
-            return Err(AlgoError::input(format!("{name}.tasks"), "no training tasks"));
+            return Err(AlgoError::input(
+                format!("{name}.tasks"),
+                "no training tasks",
+            ));
         }
         if self.rewards.is_empty() && !self.learned_reward {
             return Err(AlgoError::input(
@@ -283,7 +286,10 @@ impl Stage {
             Self::RewardModel(stage) => {
                 stage.config.validate()?;
                 if stage.train.is_empty() {
-                    return Err(AlgoError::input("reward_model.train", "no preference pairs"));
+                    return Err(AlgoError::input(
+                        "reward_model.train",
+                        "no preference pairs",
+                    ));
                 }
             }
         }

@@ -11,8 +11,8 @@ mod step;
 mod trainer;
 mod update;
 
-pub(crate) use critic::{critic_from_policy, fresh_copy};
 pub use builder::PpoTrainerBuilder;
+pub(crate) use critic::{critic_from_policy, fresh_copy};
 pub use metrics::PpoMetrics;
 pub use rewards::{
     TokenRewards, apply_missing_eos_penalty, kl_penalized_rewards, last_policy_token,

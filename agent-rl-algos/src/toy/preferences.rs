@@ -53,7 +53,10 @@ pub fn toy_expected_call(task: &Task) -> Option<ToolCall> {
 /// The argument values of a toy task's expected call (empty for other tasks).
 pub fn toy_argument_values(task: &Task) -> Vec<Value> {
     toy_expected_call(task)
-        .and_then(|call| call.arguments_object().map(|args| args.values().cloned().collect()))
+        .and_then(|call| {
+            call.arguments_object()
+                .map(|args| args.values().cloned().collect())
+        })
         .unwrap_or_default()
 }
 

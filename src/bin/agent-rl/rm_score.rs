@@ -60,7 +60,10 @@ impl BackendJob for Score {
             .convert::<f32>()
             .into_vec::<f32>()
             .map_err(|err| anyhow::anyhow!("reading the score: {err:?}"))?;
-        scores.first().copied().context("the model returned no score")
+        scores
+            .first()
+            .copied()
+            .context("the model returned no score")
     }
 }
 
@@ -70,9 +73,15 @@ fn conversation_ids(
     messages: &[Message],
     tools: &[ToolSpec],
 ) -> anyhow::Result<Vec<u32>> {
-    anyhow::ensure!(!messages.is_empty(), "--messages: the conversation is empty");
+    anyhow::ensure!(
+        !messages.is_empty(),
+        "--messages: the conversation is empty"
+    );
     let ids = tokenize_messages(tokenizer, messages, tools)?;
-    anyhow::ensure!(!ids.is_empty(), "--messages: the conversation renders to no tokens");
+    anyhow::ensure!(
+        !ids.is_empty(),
+        "--messages: the conversation renders to no tokens"
+    );
     Ok(ids)
 }
 

@@ -392,9 +392,9 @@ mod tests {
             "rm_toy.toml",
             "ppo_toy.toml",
         ]
-            .iter()
-            .map(|name| std::fs::read_to_string(configs.join(name)).expect("committed example"))
-            .collect();
+        .iter()
+        .map(|name| std::fs::read_to_string(configs.join(name)).expect("committed example"))
+        .collect();
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("run.toml");
         let value = prop_oneof![

@@ -42,8 +42,8 @@ struct RlhfData {
 fn toy_data(data: &DataSection, count: usize) -> RlhfData {
     let (tasks, held_out) = toy_rlhf_tasks(count, data.toy_held_out.unwrap_or(0), data.seed);
     let pairs = toy_preferences(&tasks, data.seed);
-    let eval_pairs = (!held_out.is_empty())
-        .then(|| toy_preferences(&held_out, data.seed.wrapping_add(1000)));
+    let eval_pairs =
+        (!held_out.is_empty()).then(|| toy_preferences(&held_out, data.seed.wrapping_add(1000)));
     RlhfData {
         tasks,
         held_out,
@@ -54,7 +54,8 @@ fn toy_data(data: &DataSection, count: usize) -> RlhfData {
 
 /// Reads a preference file, naming the `[data]` key on error.
 fn read_pairs(key: &str, path: &Path) -> anyhow::Result<PreferenceDataset> {
-    PreferenceDataset::from_jsonl(path).with_context(|| format!("[data] {key} = {}", path.display()))
+    PreferenceDataset::from_jsonl(path)
+        .with_context(|| format!("[data] {key} = {}", path.display()))
 }
 
 /// The warm-up stage (toy data only) and the reward-model stage.
@@ -124,7 +125,10 @@ impl RmJob {
     /// Run-file errors naming the file and section; `--resume` (a reward-model run restarts).
     pub fn new(args: TrainArgs) -> anyhow::Result<Self> {
         if let Some(dir) = &args.resume {
-            bail!("--resume {}: reward-model runs do not resume; start again", dir.display());
+            bail!(
+                "--resume {}: reward-model runs do not resume; start again",
+                dir.display()
+            );
         }
         if args.gradient_checkpointing {
             bail!("--gradient-checkpointing: not supported by reward-model training yet");
@@ -248,7 +252,12 @@ impl TrainJob for PpoJob {
             (_, Some(count)) => toy_data(data, count),
             (Some(path), None) => RlhfData {
                 tasks: read_tasks(path)?,
-                held_out: data.eval.as_deref().map(read_tasks).transpose()?.unwrap_or_default(),
+                held_out: data
+                    .eval
+                    .as_deref()
+                    .map(read_tasks)
+                    .transpose()?
+                    .unwrap_or_default(),
                 pairs: match &data.preferences {
                     Some(path) => read_pairs("preferences", path)?,
                     None => PreferenceDataset::default(),
