@@ -4,10 +4,14 @@
 //! runs both in one go and prints them side by side. Output: one JSON line.
 //!
 //! ```text
-//! cargo run --release --example bench_policy -- [--device cpu|cuda] [--repeats 3] [--prompt-length 16]
+//! cargo run --release --example bench_policy -- [--device cpu|cuda] [--repeats 3] [--prompt-length 16] \
+//!     [--sequences 64] [--new-tokens 64] [--no-train]
 //! ```
-//! `--prompt-length` sets the generation prompts' length (64 sequences × 64 new tokens either
-//! way; the model's position window grows to fit).
+//! `--prompt-length` sets the generation prompts' length (`--sequences` distinct prompts ×
+//! `--new-tokens` new tokens; the model's position window grows to fit). Besides the whole
+//! generation it times a prefill alone (one new token) and reports the decode cost per step,
+//! `(generate_s - prefill_s) / (new_tokens - 1)`: the cost of one token for every sequence with
+//! the cache at about the prompt's length. `--no-train` skips the training step.
 
 use std::time::Instant;
 
@@ -24,7 +28,7 @@ use serde_json::json;
 
 #[path = "shared/bench_model.rs"]
 mod bench_model;
-use bench_model::{bench_config, median};
+use bench_model::{bench_config, median, peak_rss_bytes};
 
 fn ids(seed: u64, batch: usize, len: usize) -> Vec<Vec<u32>> {
     let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
@@ -45,35 +49,67 @@ fn ids(seed: u64, batch: usize, len: usize) -> Vec<Vec<u32>> {
 fn run<B: AutodiffBackend>(
     device: &B::Device,
     repeats: usize,
-    prompt_length: usize,
+    shape: Shape,
 ) -> anyhow::Result<serde_json::Value> {
+    let Shape {
+        prompt_length,
+        sequences,
+        new_tokens,
+        train,
+    } = shape;
     let base = bench_config(1024);
     let config = agent_rl::core::Qwen2Config {
-        max_position_embeddings: base.max_position_embeddings.max(prompt_length + 64),
+        max_position_embeddings: base.max_position_embeddings.max(prompt_length + new_tokens),
         ..base
     };
     let model: Qwen2ForCausalLm<B> = random_model(&config, 0, 0.02, device)?;
     let inference = model.valid();
-    let prompts = ids(1, 64, prompt_length);
+    let prompts = ids(1, sequences, prompt_length);
     let sampling = SamplingConfig {
         ignore_eos: true,
-        ..SamplingConfig::greedy(64)
+        ..SamplingConfig::greedy(new_tokens)
+    };
+    let prefill_only = SamplingConfig {
+        max_new_tokens: 1,
+        ..sampling.clone()
     };
     generate_ids(
         &inference,
-        &prompts[..4],
+        &prompts[..4.min(sequences)],
         &SamplingConfig {
             max_new_tokens: 4,
             ..sampling.clone()
         },
         &[],
     )?;
-    let mut gen_times = Vec::new();
+    let (mut gen_times, mut prefill_times) = (Vec::new(), Vec::new());
     for _ in 0..repeats {
         let start = Instant::now();
+        generate_ids(&inference, &prompts, &prefill_only, &[])?;
+        prefill_times.push(start.elapsed().as_secs_f64());
+        let start = Instant::now();
         let out = generate_ids(&inference, &prompts, &sampling, &[])?;
-        anyhow::ensure!(out.iter().all(|g| g.token_ids.len() == 64));
+        anyhow::ensure!(out.iter().all(|g| g.token_ids.len() == new_tokens));
         gen_times.push(start.elapsed().as_secs_f64());
+    }
+    let generation = median(gen_times);
+    let prefill = median(prefill_times);
+    let generated = (sequences * new_tokens) as f64;
+    let mut report = json!({
+        "impl": "agent-rl (burn)",
+        "backend": std::any::type_name::<B::InnerBackend>(),
+        "prompt_length": prompt_length,
+        "sequences": sequences,
+        "new_tokens": new_tokens,
+        "generate_s": generation,
+        "generate_tokens_per_s": generated / generation,
+        "prefill_s": prefill,
+        "prefill_tokens_per_s": (sequences * prompt_length) as f64 / prefill,
+        "decode_ms_per_step": 1e3 * (generation - prefill) / (new_tokens.max(2) - 1) as f64,
+    });
+    if !train {
+        report["peak_rss_bytes"] = json!(peak_rss_bytes()?);
+        return Ok(report);
     }
     let batch = ids(2, 64, 128);
     let flat: Vec<i64> = batch.iter().flatten().map(|&i| i64::from(i)).collect();
@@ -109,17 +145,20 @@ fn run<B: AutodiffBackend>(
             train_times.push(start.elapsed().as_secs_f64());
         }
     }
-    let generation = median(gen_times);
     let train = median(train_times);
-    Ok(json!({
-        "impl": "agent-rl (burn)",
-        "backend": std::any::type_name::<B::InnerBackend>(),
-        "prompt_length": prompt_length,
-        "generate_s": generation,
-        "generate_tokens_per_s": 64.0 * 64.0 / generation,
-        "train_step_s": train,
-        "train_tokens_per_s": 64.0 * 128.0 / train,
-    }))
+    report["train_step_s"] = json!(train);
+    report["train_tokens_per_s"] = json!(64.0 * 128.0 / train);
+    report["peak_rss_bytes"] = json!(peak_rss_bytes()?);
+    Ok(report)
+}
+
+/// The generation workload (flags).
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    prompt_length: usize,
+    sequences: usize,
+    new_tokens: usize,
+    train: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -134,11 +173,23 @@ fn main() -> anyhow::Result<()> {
     let repeats: usize = value_of("--repeats").map_or(Ok(3), |r| r.parse())?;
     let prompt_length: usize = value_of("--prompt-length").map_or(Ok(16), |p| p.parse())?;
     anyhow::ensure!(prompt_length >= 1, "--prompt-length must be at least 1");
+    let sequences: usize = value_of("--sequences").map_or(Ok(64), |p| p.parse())?;
+    anyhow::ensure!(sequences >= 1, "--sequences must be at least 1");
+    let new_tokens: usize = value_of("--new-tokens").map_or(Ok(64), |p| p.parse())?;
+    anyhow::ensure!(new_tokens >= 2, "--new-tokens must be at least 2");
+    let shape = Shape {
+        prompt_length,
+        sequences,
+        new_tokens,
+        train: !args.iter().any(|a| a == "--no-train"),
+    };
     let device: DeviceKind = value_of("--device")
         .unwrap_or_else(|| "cpu".into())
         .parse()?;
     let report = match device {
-        DeviceKind::Cpu => run::<agent_rl::backend::CpuTrainBackend>(&Default::default(), repeats, prompt_length)?,
+        DeviceKind::Cpu => {
+            run::<agent_rl::backend::CpuTrainBackend>(&Default::default(), repeats, shape)?
+        }
         DeviceKind::Cuda => {
             probe_cuda()?;
             #[cfg(feature = "cuda")]
@@ -146,7 +197,7 @@ fn main() -> anyhow::Result<()> {
                 run::<burn::backend::Autodiff<agent_rl::backend::CudaBackend>>(
                     &Default::default(),
                     repeats,
-                    prompt_length,
+                    shape,
                 )?
             }
             #[cfg(not(feature = "cuda"))]

@@ -1,7 +1,7 @@
 //! [`SftBatch`]: sequences right-padded into one batch, with segment-aware (block-diagonal
 //! causal) attention, and the model forward pass over it.
 
-use agent_rl_core::model::{AttentionInputs, CheckpointedLayers};
+use agent_rl_core::model::{AttentionInputs, AttentionMask, CheckpointedLayers};
 use agent_rl_core::{Qwen2Config, Qwen2ForCausalLm};
 use burn::prelude::*;
 use burn::tensor::backend::AutodiffBackend;
@@ -91,7 +91,7 @@ impl SftBatch {
         )
     }
 
-    /// Attention bias and rotary tables: a token attends to the earlier tokens of its own
+    /// Attention mask and rotary tables: a token attends to the earlier tokens of its own
     /// example only (padding attends to itself), and positions restart at each example.
     pub fn attention_inputs<B: Backend>(
         &self,
@@ -99,18 +99,20 @@ impl SftBatch {
         device: &B::Device,
     ) -> AttentionInputs<B> {
         let (batch, seq) = (self.batch_size(), self.seq_len());
-        let mut bias = Vec::with_capacity(batch * seq * seq);
+        // Examples are contiguous: a query's visible keys run from its example's first token
+        // to itself.
+        let mut ranges = Vec::with_capacity(batch * seq);
         for segments in &self.segments {
-            for (query, query_segment) in segments.iter().enumerate() {
-                for (key, key_segment) in segments.iter().enumerate() {
-                    let visible = key <= query
-                        && (key == query
-                            || (query_segment.is_some() && key_segment == query_segment));
-                    bias.push(if visible { 0.0f32 } else { f32::MIN });
+            let mut example_start = 0;
+            for (query, segment) in segments.iter().enumerate() {
+                if query == 0 || segment.is_none() || segments[query - 1] != *segment {
+                    example_start = query;
                 }
+                ranges.push(example_start..query + 1);
             }
         }
-        AttentionInputs::from_bias(&bias, [batch, seq, seq], &self.positions, config, device)
+        let mask = AttentionMask::from_parts([batch, seq, seq], vec![true; batch * seq], ranges);
+        AttentionInputs::from_mask(mask, &self.positions, config, device)
     }
 
     /// Logits of `model` at every position, each example attending only to itself.

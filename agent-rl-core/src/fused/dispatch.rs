@@ -6,6 +6,9 @@ use burn::prelude::*;
 use burn::tensor::{DType, TensorPrimitive};
 use burn_flex::Flex;
 
+use std::sync::Arc;
+
+use super::attention::{self as flash, head_rows_tensor};
 use super::autodiff::{self, AutodiffFlex};
 use super::autodiff_products;
 use super::downcast::{downcast, upcast};
@@ -13,6 +16,7 @@ use super::flex::{self as kernels, contiguous};
 use super::half_linear::{self, is_half};
 use super::kv_append;
 use super::products::{self, viewable};
+use crate::model::AttentionMask;
 
 /// Where a value of a generic backend lives.
 enum Reached<T, F, A> {
@@ -328,5 +332,48 @@ pub(super) fn append_positions<B: Backend>(
             Ok(upcast(wrap::<Flex, 4>(out)))
         }
         Err(inputs) => Err(inputs),
+    }
+}
+
+/// Queries, keys and values.
+type Triple<B> = (Tensor<B, 4>, Tensor<B, 4>, Tensor<B, 4>);
+
+/// See [`super::attention`]: the blocked kernel on Flex and `Autodiff<Flex>`, `Err` elsewhere or
+/// when the shapes do not fit.
+pub(super) fn attention<B: Backend>(
+    queries: Tensor<B, 4>,
+    keys: Tensor<B, 4>,
+    values: Tensor<B, 4>,
+    mask: &Arc<AttentionMask>,
+) -> Result<Tensor<B, 3>, Triple<B>> {
+    let ([batch, heads, seq, dim], key_dims) = (queries.dims(), keys.dims());
+    let [key_batch, kv_heads, total, key_dim] = key_dims;
+    let fits = key_dims == values.dims()
+        && key_batch == batch
+        && key_dim == dim
+        && kv_heads > 0
+        && heads % kv_heads == 0
+        && mask.dims() == [batch, seq, total]
+        && [&queries, &keys, &values]
+            .iter()
+            .all(|t| t.dtype() == DType::F32);
+    if !fits {
+        return Err((queries, keys, values));
+    }
+    match reach::<_, Triple<Flex>, Triple<AutodiffFlex>>((queries, keys, values)) {
+        Reached::Flex((queries, keys, values)) => {
+            let [q, k, v] = [queries, keys, values].map(|t| head_rows_tensor(&primitive(t)));
+            let (out, _) = flash::forward(&q, &k, &v, mask);
+            Ok(upcast(wrap::<Flex, 3>(out)))
+        }
+        Reached::Autodiff((queries, keys, values)) => {
+            Ok(upcast(wrap::<AutodiffFlex, 3>(flash::attention(
+                primitive(queries),
+                primitive(keys),
+                primitive(values),
+                Arc::clone(mask),
+            ))))
+        }
+        Reached::Other(inputs) => Err(inputs),
     }
 }

@@ -1,5 +1,5 @@
-//! Fused forms of the model's elementwise blocks: SiLU gate, RMSNorm, softmax and per-token
-//! log-probability/entropy scoring.
+//! Fused forms of the model's elementwise blocks: SiLU gate, RMSNorm, softmax, per-token
+//! log-probability/entropy scoring, and attention (blocked, never storing the scores).
 //!
 //! Written with burn tensor ops, each block records a chain of elementwise nodes, and on burn's
 //! CPU backend (Flex) most of those run on one core: in a GRPO step they took more wall time than
@@ -10,6 +10,8 @@
 //! check the two against each other, values and gradients.
 
 #[cfg(feature = "flex")]
+mod attention;
+#[cfg(feature = "flex")]
 mod autodiff;
 #[cfg(feature = "flex")]
 mod autodiff_products;
@@ -17,6 +19,8 @@ mod autodiff_products;
 mod dispatch;
 #[cfg(feature = "flex")]
 mod downcast;
+#[cfg(feature = "flex")]
+mod flash;
 #[cfg(feature = "flex")]
 mod flex;
 #[cfg(feature = "flex")]
@@ -31,12 +35,18 @@ mod products;
 mod rows;
 
 #[cfg(all(test, feature = "flex"))]
+mod attention_tests;
+#[cfg(all(test, feature = "flex"))]
 mod half_tests;
 mod plain;
 #[cfg(all(test, feature = "flex"))]
 mod tests;
 
+use std::sync::Arc;
+
 use burn::prelude::*;
+
+use crate::model::AttentionMask;
 
 /// `silu(gate) * up`, elementwise.
 pub(crate) fn silu_mul<B: Backend, const D: usize>(
@@ -158,6 +168,65 @@ pub(crate) fn matmul<B: Backend>(a: Tensor<B, 4>, b: Tensor<B, 4>) -> Tensor<B, 
         Err(inputs) => inputs,
     };
     plain::matmul(a, b)
+}
+
+/// Grouped-query attention of `queries` (`[batch, heads, seq, dim]`, already scaled by
+/// `1 / sqrt(dim)`) over `keys` and `values` (`[batch, kv_heads, total, dim]`; query head `h`
+/// reads key head `h / (heads / kv_heads)`), each query seeing the keys `mask` allows; returns
+/// `[batch, seq, heads * dim]` (the heads of a position side by side, as the output projection
+/// reads them).
+///
+/// On Flex and `Autodiff<Flex>`, from [`BLOCKED_MIN_SCORES`] scores per head on, this is the
+/// blocked kernel of `flash`: the `[batch, heads, seq, total]` scores and probabilities are
+/// never stored, and `bias` is not called. Elsewhere (and for shorter calls: decode steps,
+/// short prompts) it is `softmax(q · kᵀ + bias) · v` with `bias()` (`[batch, heads, seq,
+/// total]`, `mask`'s additive form).
+pub(crate) fn attention<B: Backend>(
+    queries: Tensor<B, 4>,
+    keys: Tensor<B, 4>,
+    values: Tensor<B, 4>,
+    mask: &Arc<AttentionMask>,
+    bias: impl FnOnce() -> Tensor<B, 4>,
+) -> Tensor<B, 3> {
+    let [_, seq, total] = mask.dims();
+    #[cfg(feature = "flex")]
+    let (queries, keys, values) = if seq * total >= BLOCKED_MIN_SCORES {
+        match dispatch::attention(queries, keys, values, mask) {
+            Ok(out) => return out,
+            Err(inputs) => inputs,
+        }
+    } else {
+        (queries, keys, values)
+    };
+    #[cfg(not(feature = "flex"))]
+    let _ = (seq, total);
+    composed_attention(queries, keys, values, bias())
+}
+
+/// Scores per head (`seq * total`) from which [`attention`] runs the blocked kernel on Flex.
+/// Below it the whole-matrix products and the fused softmax were faster (a decode step, a
+/// 64-token GRPO step: one batched product against many small per-block `gemm` calls), and the
+/// scores they store are small.
+pub(crate) const BLOCKED_MIN_SCORES: usize = 1 << 16;
+
+/// [`attention`] as products and a softmax over the whole `[batch, heads, seq, total]` scores.
+fn composed_attention<B: Backend>(
+    queries: Tensor<B, 4>,
+    keys: Tensor<B, 4>,
+    values: Tensor<B, 4>,
+    bias: Tensor<B, 4>,
+) -> Tensor<B, 3> {
+    let [batch, heads, seq, dim] = queries.dims();
+    let [_, kv_heads, total, _] = keys.dims();
+    let group = heads / kv_heads;
+    // Queries of one key head side by side: [batch, kv_heads, group * seq, dim].
+    let queries = queries.reshape([batch, kv_heads, group * seq, dim]);
+    let scores = matmul(queries, keys.swap_dims(2, 3)).reshape([batch, heads, seq, total]);
+    let weights = softmax_last(scores, Some(bias)).reshape([batch, kv_heads, group * seq, total]);
+    let context = matmul(weights, values).reshape([batch, heads, seq, dim]);
+    swap_middle(context, None)
+        .unwrap_or_else(|context| context.swap_dims(1, 2))
+        .reshape([batch, seq, heads * dim])
 }
 
 /// `past` (`[batch, heads, len, dim]`) with `new` (`[batch, heads, count, dim]`) appended along

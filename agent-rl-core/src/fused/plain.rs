@@ -114,3 +114,26 @@ pub(crate) fn swap_middle<B: Backend>(
     );
     x * cos.clone() + swapped * sin.clone()
 }
+
+/// Grouped-query attention with the whole score matrix: `softmax(q · kᵀ + bias) · v`, each key
+/// head repeated for its query heads; `[batch, seq, heads * dim]`.
+#[cfg(test)]
+pub(crate) fn attention<B: Backend>(
+    queries: Tensor<B, 4>,
+    keys: Tensor<B, 4>,
+    values: Tensor<B, 4>,
+    bias: Tensor<B, 4>,
+) -> Tensor<B, 3> {
+    let [batch, heads, seq, dim] = queries.dims();
+    let [_, kv_heads, total, _] = keys.dims();
+    let per_query_head = |x: Tensor<B, 4>| {
+        x.unsqueeze_dim::<5>(2)
+            .repeat_dim(2, heads / kv_heads)
+            .reshape([batch, heads, total, dim])
+    };
+    let scores = queries.matmul(per_query_head(keys).swap_dims(2, 3));
+    softmax(scores + bias, 3)
+        .matmul(per_query_head(values))
+        .swap_dims(1, 2)
+        .reshape([batch, seq, heads * dim])
+}

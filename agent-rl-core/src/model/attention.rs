@@ -72,23 +72,9 @@ impl<B: Backend> Attention<B> {
             }
             *slot = Some((keys.clone(), values.clone()));
         }
-        let total = keys.dims()[2];
-        let group = heads / kv_heads;
-        // Queries of one key head side by side: [batch, kv_heads, group * seq, dim]. The rotary
-        // tables already applied the 1/sqrt(dim) scale.
-        let queries = queries.reshape([batch, kv_heads, group * seq, dim]);
-        let scores =
-            crate::fused::matmul(queries, keys.swap_dims(2, 3)).reshape([batch, heads, seq, total]);
-        let weights = crate::fused::softmax_last(scores, Some(inputs.bias.clone())).reshape([
-            batch,
-            kv_heads,
-            group * seq,
-            total,
-        ]);
-        let context = crate::fused::matmul(weights, values).reshape([batch, heads, seq, dim]);
-        let context = crate::fused::swap_middle(context, None)
-            .unwrap_or_else(|context| context.swap_dims(1, 2))
-            .reshape([batch, seq, heads * dim]);
+        // The rotary tables already applied the 1/sqrt(dim) scale to the queries.
+        let context =
+            crate::fused::attention(queries, keys, values, &inputs.mask, || inputs.bias());
         let delta = lora
             .and_then(|l| l.o_proj.as_ref())
             .map(|adapter| adapter.delta(context.clone()));

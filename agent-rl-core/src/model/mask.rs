@@ -1,7 +1,10 @@
-//! Attention bias and rotary tables for a (possibly left-padded, possibly cached) batch.
+//! Attention mask and rotary tables for a (possibly left-padded, possibly cached) batch.
+
+use std::sync::{Arc, OnceLock};
 
 use burn::prelude::*;
 
+use super::attention_mask::AttentionMask;
 use super::rotary::{RotaryShape, RotaryTables};
 use crate::Qwen2Config;
 
@@ -21,18 +24,22 @@ pub fn positions_from_mask(mask: &[bool]) -> Vec<usize> {
         .collect()
 }
 
-/// Everything attention needs besides the hidden states: the additive mask and RoPE tables.
+/// Everything attention needs besides the hidden states: which keys each query sees and the
+/// RoPE tables.
 #[derive(Debug, Clone)]
 pub struct AttentionInputs<B: Backend> {
-    /// `[batch, heads, seq, past + seq]`: 0 where a query may attend, a large negative value
-    /// elsewhere. Repeated per query head (not broadcast) so the add runs on contiguous memory.
-    pub bias: Tensor<B, 4>,
+    /// Which keys each query sees, on the host (the CPU kernel reads it directly).
+    pub mask: Arc<AttentionMask>,
     /// Rotary tables for the new positions.
     pub rotary: RotaryTables<B>,
+    /// Query heads (the bias is repeated per head).
+    heads: usize,
+    /// `mask`'s additive form, built the first time a backend without the blocked kernel asks.
+    bias: Arc<OnceLock<Tensor<B, 4>>>,
 }
 
 impl<B: Backend> AttentionInputs<B> {
-    /// Builds the causal, padding-aware bias for `seq` new tokens after `past` cached ones.
+    /// Causal, padding-aware attention for `seq` new tokens after `past` cached ones.
     ///
     /// `mask[b]` covers all `past + seq` positions (true = real token); `positions[b]` the
     /// `seq` new positions.
@@ -43,65 +50,62 @@ impl<B: Backend> AttentionInputs<B> {
         config: &Qwen2Config,
         device: &B::Device,
     ) -> Self {
-        let batch = mask.len();
-        let total = mask.first().map_or(0, Vec::len);
-        let seq = total - past;
-        let mut bias = Vec::with_capacity(batch * seq * total);
-        for row in mask {
-            for query in 0..seq {
-                let limit = past + query;
-                bias.extend(row.iter().enumerate().map(|(key, &keep)| {
-                    if keep && key <= limit {
-                        0.0f32
-                    } else {
-                        f32::MIN
-                    }
-                }));
-            }
-        }
-        Self::from_bias(&bias, [batch, seq, total], positions, config, device)
+        Self::from_mask(AttentionMask::causal(mask, past), positions, config, device)
     }
 
-    /// Wraps a host-built bias, `[batch, seq, total]` row-major (one head's worth), with the
-    /// rotary tables for `positions`.
-    pub fn from_bias(
-        bias: &[f32],
-        [batch, seq, total]: [usize; 3],
+    /// Wraps `mask` with the rotary tables for `positions` (`[batch][seq]`).
+    pub fn from_mask(
+        mask: AttentionMask,
         positions: &[Vec<usize>],
         config: &Qwen2Config,
         device: &B::Device,
     ) -> Self {
-        let heads = config.num_attention_heads;
-        let mut repeated = Vec::with_capacity(bias.len() * heads);
-        for example in bias.chunks_exact((seq * total).max(1)) {
-            for _ in 0..heads {
-                repeated.extend_from_slice(example);
-            }
-        }
         let head_dim = config.head_size();
         let shape = RotaryShape {
-            heads,
+            heads: config.num_attention_heads,
             kv_heads: config.kv_heads(),
             head_dim,
             theta: config.rope_base(),
             query_scale: 1.0 / (head_dim as f32).sqrt(),
         };
         Self {
-            bias: Tensor::from_data(
-                TensorData::new(repeated, [batch, heads, seq, total]),
-                device,
-            ),
+            mask: Arc::new(mask),
             rotary: RotaryTables::new(positions, shape, device),
+            heads: config.num_attention_heads,
+            bias: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// The mask as an additive bias, `[batch, heads, seq, total]`: 0 where a query may attend, a
+    /// large negative value elsewhere; repeated per query head (not broadcast) so the add runs
+    /// on contiguous memory. Built on first use and kept (backends without the blocked kernel
+    /// of `crate::fused::attention` need it; on the CPU backend it is never built).
+    pub fn bias(&self) -> Tensor<B, 4> {
+        self.bias
+            .get_or_init(|| {
+                let [batch, seq, total] = self.mask.dims();
+                let bias = self.mask.bias();
+                let mut repeated = Vec::with_capacity(bias.len() * self.heads);
+                for example in bias.chunks_exact((seq * total).max(1)) {
+                    for _ in 0..self.heads {
+                        repeated.extend_from_slice(example);
+                    }
+                }
+                let data = TensorData::new(repeated, [batch, self.heads, seq, total]);
+                Tensor::from_data(data, &self.rotary.query_cos.device())
+            })
+            .clone()
     }
 }
 
 impl<B: burn::tensor::backend::AutodiffBackend> AttentionInputs<B> {
-    /// The same bias and tables on the inner backend (constants: no graph to leave).
+    /// The same mask and tables on the inner backend (constants: no graph to leave).
     pub fn inner(&self) -> AttentionInputs<B::InnerBackend> {
         AttentionInputs {
-            bias: self.bias.clone().inner(),
+            mask: Arc::clone(&self.mask),
             rotary: self.rotary.inner(),
+            heads: self.heads,
+            bias: Arc::new(OnceLock::new()),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! join them at the checkpoint boundary (see [`crate::weights`]).
 
 mod attention;
+mod attention_mask;
 mod checkpointing;
 mod decoder_layer;
 mod kv_cache;
@@ -18,6 +19,7 @@ mod rotary;
 mod score_head;
 
 pub use attention::Attention;
+pub use attention_mask::AttentionMask;
 pub use checkpointing::{CheckpointedLayers, backward_through};
 pub use decoder_layer::DecoderLayer;
 pub use kv_cache::KvCache;
