@@ -87,8 +87,8 @@ fn trainer_with(
         publish_dir,
     )
     .unwrap();
-    let builder =
-        GrpoTrainer::builder(tiny_qwen2(SEED, &Default::default()), tokenizer()).with_config(config);
+    let builder = GrpoTrainer::builder(tiny_qwen2(SEED, &Default::default()), tokenizer())
+        .with_config(config);
     let builder = match lora {
         Some(lora) => builder.with_lora(lora),
         None => builder,
@@ -295,9 +295,18 @@ fn multi_turn_episodes_on_the_server_equal_the_local_agent_loop() {
         assert_eq!(a.token_ids, b.token_ids, "task {}", a.task_index);
         assert_eq!(a.policy_mask, b.policy_mask);
         assert_eq!(a.truncated, b.truncated);
-        assert!(close(&a.logprobs, &b.logprobs, 1e-4), "{:?} vs {:?}", a.logprobs, b.logprobs);
+        assert!(
+            close(&a.logprobs, &b.logprobs, 1e-4),
+            "{:?} vs {:?}",
+            a.logprobs,
+            b.logprobs
+        );
         let text = |e: &agent_rl::core::Episode| {
-            e.trajectory.turns.iter().map(|t| t.text.clone()).collect::<Vec<_>>()
+            e.trajectory
+                .turns
+                .iter()
+                .map(|t| t.text.clone())
+                .collect::<Vec<_>>()
         };
         assert_eq!(text(a), text(b));
     }

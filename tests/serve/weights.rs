@@ -71,11 +71,14 @@ fn new_weights_answer_like_the_checkpoint_and_adapters_follow_them() {
     client.load_lora_adapter("tuned", &adapter_dir).unwrap();
 
     // Other weights of the same shape: another random draw of the fixture's config.
-    let fresh =
-        random_model::<CpuBackend>(old.config(), 99, 0.3, &Default::default()).unwrap();
+    let fresh = random_model::<CpuBackend>(old.config(), 99, 0.3, &Default::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     save_pretrained(&fresh, dir.path(), SaveOptions::default()).unwrap();
-    assert_ne!(local(&fresh), local(&old), "the new weights change the output");
+    assert_ne!(
+        local(&fresh),
+        local(&old),
+        "the new weights change the output"
+    );
     client.update_weights_from_disk(dir.path()).unwrap();
 
     assert_eq!(served(&server, "tiny"), local(&fresh));
@@ -111,7 +114,10 @@ fn another_shape_a_missing_directory_and_a_server_without_the_flag_are_refused()
     };
     let (status, text) = update(other_dir.path().to_str().unwrap());
     assert_eq!(status, 400, "{text}");
-    assert!(text.contains("architecture") && text.contains("model_path"), "{text}");
+    assert!(
+        text.contains("architecture") && text.contains("model_path"),
+        "{text}"
+    );
     let (status, text) = update("/no/such/checkpoint");
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("/no/such/checkpoint"), "{text}");
@@ -119,10 +125,17 @@ fn another_shape_a_missing_directory_and_a_server_without_the_flag_are_refused()
     let (status, text) = post_raw(&server, "/update_weights_from_disk", body.as_bytes(), None);
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("load_format"), "{text}");
-    assert_eq!(served(&server, "tiny"), before, "refused updates change nothing");
+    assert_eq!(
+        served(&server, "tiny"),
+        before,
+        "refused updates change nothing"
+    );
 
     let locked = start(
-        BurnPolicy::new(other, Arc::new(agent_rl_test_support::tiny_tokenizer().unwrap())),
+        BurnPolicy::new(
+            other,
+            Arc::new(agent_rl_test_support::tiny_tokenizer().unwrap()),
+        ),
         config(),
     )
     .unwrap();

@@ -17,5 +17,5 @@ pub use generate::{
 pub use logprobs::{TokenScores, token_logprobs, token_scores, token_scores_checkpointed};
 pub use rows::{GenerationRow, RowHooks, RowStopCheck, TokenSink, generate_rows};
 pub use shared_prefix::UniqueRows;
-pub use token_generator::TokenGenerator;
 pub(crate) use shared_prefix::index_tensor;
+pub use token_generator::TokenGenerator;

@@ -74,7 +74,13 @@ fn repr_dps(prec: u64) -> usize {
 
 /// Rounds `|value| · 2^exponent` to `prec` significant bits, to nearest with ties to even;
 /// `sticky` says whether nonzero bits lie below `value` (they break ties upwards).
-fn round_bits(negative: bool, value: BigUint, exponent: i64, prec: u64, sticky: bool) -> BinaryFloat {
+fn round_bits(
+    negative: bool,
+    value: BigUint,
+    exponent: i64,
+    prec: u64,
+    sticky: bool,
+) -> BinaryFloat {
     if value.is_zero() {
         return BinaryFloat::zero();
     }
@@ -124,7 +130,11 @@ fn atanh_fixed(z_fixed: &BigInt, width: u64) -> BigInt {
         k += 2;
     }
     let sum = BigInt::from(sum);
-    if z_fixed.sign() == Sign::Minus { -sum } else { sum }
+    if z_fixed.sign() == Sign::Minus {
+        -sum
+    } else {
+        sum
+    }
 }
 
 /// `ln(x)` of a positive binary float, rounded to `prec` bits.
@@ -319,7 +329,11 @@ mod tests {
             let ln = ln_rounded(&BinaryFloat::from_f64(x), 53);
             let value = ln.mantissa.to_f64().unwrap_or(f64::NAN) * 2f64.powi(ln.exponent as i32);
             let value = if ln.negative { -value } else { value };
-            assert!((value - x.ln()).abs() <= 4.0 * f64::EPSILON * x.ln().abs().max(1e-300), "{x}: {value} vs {}", x.ln());
+            assert!(
+                (value - x.ln()).abs() <= 4.0 * f64::EPSILON * x.ln().abs().max(1e-300),
+                "{x}: {value} vs {}",
+                x.ln()
+            );
         }
     }
 }
