@@ -18,9 +18,10 @@
 //! (their order follows per-process string hashing).
 //!
 //! ```
-//! use agent_rl_eval::bfcl::multi_turn::{Instances, PyValue};
+//! use agent_rl_eval::bfcl::multi_turn::{Instances, LongContext, PyValue};
 //! use serde_json::json;
-//! let mut instances = Instances::new(&["MathAPI".to_owned()], &json!({}), false).unwrap();
+//! let mut instances =
+//!     Instances::new(&["MathAPI".to_owned()], &json!({}), &LongContext::Off).unwrap();
 //! let results = instances
 //!     .execute(&["add(a=1, b=2.5)".to_owned(), "divide(1, 0)".to_owned(), "nope()".to_owned()])
 //!     .unwrap();
@@ -35,6 +36,7 @@ mod decode;
 mod execute;
 mod file_system;
 mod inference;
+mod long_context;
 mod math_api;
 mod message_api;
 mod mpmath_log;
@@ -61,6 +63,7 @@ pub use inference::{
     ADDED_FUNCTIONS_PROMPT, MAX_STEPS, MultiTurnDocs, MultiTurnOutcome, call_string,
     infer_multi_turn,
 };
+pub use long_context::{LONG_CONTEXT_ENV, LONG_CONTEXT_MODULE_PATH, LongContext, LongContextData};
 pub use math_api::MathApi;
 pub use message_api::MessageApi;
 pub use py_random::PyRandom;
