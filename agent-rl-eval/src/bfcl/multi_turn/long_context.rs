@@ -221,12 +221,9 @@ impl LongContext {
     }
 }
 
+/// A stand-in with every constant, in the shapes bfcl-eval's file uses (our own values).
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A stand-in with every constant, in the shapes bfcl-eval's file uses (our own values).
-    pub(crate) const SAMPLE: &str = r#"WATCH_LIST_EXTENSION = ['AAA',  'BB', ...]
+pub(super) const SAMPLE: &str = r#"WATCH_LIST_EXTENSION = ['AAA',  'BB', ...]
 TRANSACTION_HISTORY_EXTENSION = [{'type': 'deposit', 'amount': 1.5, 'timestamp': '2024-01-01 00:00:00'}]
 MA_5_EXTENSION = [1.0, 2.5]
 MA_20_EXTENSION = [3.25]
@@ -245,12 +242,16 @@ LONG_WEATHER_EXTENSION={"-1_day": {"windSpeed": 1.0}}
 PARKING_BRAKE_INSTRUCTION = "Pull it."
 INTERMEDIARY_CITIES = ['Here', 'There']
 CREDIT_CARD_EXTENSION = {
-    "1111": {"card_number": "1111", "balance": 10.0},
+    "1111": {"card_number": "1111", "balance": 10000.0},
 }
 BOOKING_RECORD_EXTENSION = {"booking_1": {"card_id": "1111", "travel_cost": 2.0}}
 # a comment
 FILES_TAIL_USED = ['keep.txt']
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn parses_every_constant() {

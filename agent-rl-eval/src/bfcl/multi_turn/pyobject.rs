@@ -402,3 +402,32 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod format_tests {
+    use super::*;
+
+    /// `str.format(symbol=...)` as Python does it: doubled braces, a missing name as `KeyError`,
+    /// an unmatched brace as `ValueError`.
+    #[test]
+    fn format_named_reads_like_python() {
+        let symbol = PyValue::str("NVDA");
+        let named = [("symbol", &symbol)];
+        assert_eq!(
+            format_named("{symbol} {{x}} }}", &named).unwrap(),
+            Ok("NVDA {x} }".to_owned())
+        );
+        assert_eq!(
+            format_named("{other}", &named).unwrap(),
+            Err("other".to_owned())
+        );
+        assert_eq!(
+            format_named("a } b", &named),
+            Err(CallError::raised("Single '}' encountered in format string"))
+        );
+        assert!(matches!(
+            format_named("{symbol:>8}", &named),
+            Err(CallError::Unsupported(_))
+        ));
+    }
+}

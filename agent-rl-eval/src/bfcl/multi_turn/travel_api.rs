@@ -782,6 +782,72 @@ mod tests {
     use crate::bfcl::multi_turn::backend::call_text;
     use crate::bfcl::multi_turn::result_text;
 
+    /// Long-context mode merges the filler's cards and bookings, lists every route's cost, and
+    /// refuses (unsupported) a balance change of a filler card; without the data, loading in
+    /// long-context mode is unsupported.
+    #[test]
+    fn long_context_merges_filler_cards_and_bookings() {
+        use crate::bfcl::multi_turn::long_context::{LongContextData, SAMPLE};
+        use std::sync::Arc;
+        let data = LongContextData::parse(SAMPLE, std::path::Path::new("lc.py")).unwrap();
+        let mode = LongContext::On(Some(Arc::new(data)));
+        let s = PyValue::str;
+        let config = PyValue::dict([
+            ("access_token", s("tok")),
+            ("token_expires_in", PyValue::Int(5)),
+            (
+                "credit_card_list",
+                PyValue::dict([("2222", PyValue::dict([("balance", PyValue::Float(9e3))]))]),
+            ),
+        ]);
+        let mut api = TravelApi::default();
+        api.load_scenario(&config, &mode).unwrap();
+        let cards = api.credit_card_list.repr();
+        assert!(
+            cards.starts_with("{'2222': ") && cards.contains("'1111': {"),
+            "{cards}"
+        );
+        assert!(api.booking_record.repr().contains("'booking_1'"));
+        let costs = api
+            .call(
+                "get_flight_cost",
+                vec![s("SFO"), s("LAX"), s("2024-11-15"), s("economy")],
+            )
+            .unwrap();
+        let Some(PyValue::List(costs)) = costs.get("travel_cost_list") else {
+            panic!("{costs:?}");
+        };
+        assert_eq!(costs.len(), ROUTES.len());
+        assert_eq!(costs[0], PyValue::Float(400.0));
+        let book = |api: &mut TravelApi, card: &str| {
+            let text = PyValue::str;
+            api.call(
+                "book_flight",
+                vec![
+                    text("tok"),
+                    text(card),
+                    text("2024-11-15"),
+                    text("SFO"),
+                    text("LAX"),
+                    text("economy"),
+                ],
+            )
+        };
+        let booked = book(&mut api, "2222").unwrap();
+        assert!(
+            booked.repr().contains("'booking_history': {'booking_1'"),
+            "{booked:?}"
+        );
+        assert!(matches!(
+            book(&mut api, "1111"),
+            Err(CallError::Unsupported(reason)) if reason.contains("filler card '1111'")
+        ));
+        let missing = TravelApi::default().load_scenario(&config, &LongContext::On(None));
+        assert!(
+            matches!(missing, Err(CallError::Unsupported(reason)) if reason.contains("TravelAPI loading"))
+        );
+    }
+
     /// Results as bfcl-eval's `TravelAPI` (default scenario) returns them.
     #[test]
     fn default_scenario_calls_match_python() {
