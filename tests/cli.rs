@@ -235,7 +235,7 @@ fn eval_bfcl_names_a_bad_long_context_file() {
     std::fs::write(&not_it, "WATCH_LIST_EXTENSION = ['A']\n").unwrap();
     for (file, wanted) in [
         (PathBuf::from("/nonexistent/long_context.py"), "cannot read"),
-        (not_it.clone(), "`TRANSACTION_HISTORY_EXTENSION` is missing"),
+        (not_it.clone(), "_EXTENSION` is missing"),
     ] {
         let output = Command::new(env!("CARGO_BIN_EXE_agent-rl"))
             .args(["eval", "bfcl", "--data", data.to_str().unwrap()])

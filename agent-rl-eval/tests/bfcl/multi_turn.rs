@@ -7,9 +7,10 @@
 //! (`logarithm.jsonl`, `scripts/bfcl_logarithm_golden.py`).
 //!
 //! Pinned, known gaps (reported as unsupported, never scored): `MathAPI.logarithm`'s error paths
-//! (non-positive or non-numeric arguments, base 1), the success path of `MathAPI.square_root` (`Decimal`), the long-context
-//! loading of `GorillaFileSystem` (bfcl-eval's filler text); the other six classes are not ported
-//! yet. A call that is not valid Python gets `invalid syntax (<string>, line 1)`, not CPython's
+//! (non-positive or non-numeric arguments, base 1), the success path of `MathAPI.square_root`
+//! (`Decimal`), texts that print a Python `set`, and long-context mode while
+//! `AGENT_RL_BFCL_LONG_CONTEXT` does not name bfcl-eval's `long_context.py` (with it, those
+//! entries must run in full; `long_context_mode_with_the_filler_data` fails without it). A call that is not valid Python gets `invalid syntax (<string>, line 1)`, not CPython's
 //! exact wording (which only the model's own results can contain, never the ground truth's).
 
 use std::collections::BTreeMap;
@@ -307,6 +308,16 @@ fn replaying_the_ground_truth_through_a_results_file() {
     }
 }
 
+/// A call of a stateful golden sequence: `[turn, index]` of the ground truth, or the call itself.
+fn golden_call(truth: &[Vec<String>], spec: &Value) -> String {
+    match spec {
+        Value::Array(at) => {
+            truth[at[0].as_u64().unwrap() as usize][at[1].as_u64().unwrap() as usize].clone()
+        }
+        other => other.as_str().unwrap().to_owned(),
+    }
+}
+
 /// The first 16 hex digits of the SHA-256 of a text, as the goldens script records results.
 fn digest(text: &str) -> String {
     Sha256::digest(text.as_bytes())[..8]
@@ -350,12 +361,7 @@ fn stateful_backends_return_what_python_returns() {
         let wanted = record["results"].as_array().unwrap();
         let mut complete = true;
         for (number, (spec, want)) in specs.iter().zip(wanted).enumerate() {
-            let call = match spec {
-                Value::Array(at) => truth[at[0].as_u64().unwrap() as usize]
-                    [at[1].as_u64().unwrap() as usize]
-                    .clone(),
-                other => other.as_str().unwrap().to_owned(),
-            };
+            let call = golden_call(&truth, spec);
             match instances.execute(std::slice::from_ref(&call)) {
                 Ok(results) => {
                     assert_eq!(
@@ -518,12 +524,7 @@ fn long_context_mode_with_the_filler_data() {
             .iter()
             .zip(record["results"].as_array().unwrap())
         {
-            let call = match spec {
-                Value::Array(at) => truth[at[0].as_u64().unwrap() as usize]
-                    [at[1].as_u64().unwrap() as usize]
-                    .clone(),
-                other => other.as_str().unwrap().to_owned(),
-            };
+            let call = golden_call(&truth, spec);
             match instances.execute(std::slice::from_ref(&call)) {
                 Ok(results) => {
                     assert_eq!(digest(&results[0]), want.as_str().unwrap(), "{id} `{call}`");

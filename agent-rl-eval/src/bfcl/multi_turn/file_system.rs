@@ -4,8 +4,8 @@
 //! directory make the new directory share the old one's contents dict (`cp` a shallow copy of it,
 //! whose files and sub-directories stay shared), and moved children keep their old parent. The
 //! port keeps that aliasing with two arenas: nodes (files, directories) and contents dicts.
-//! Long-context loading (filler text from bfcl-eval's `long_context.py`) is not ported and
-//! reports unsupported.
+//! Long-context loading appends bfcl-eval's filler text to file contents and adds its empty files
+//! to every innermost directory ([`LongContextData`]); without the data it reports unsupported.
 
 use super::backend::{Backend, CallError, Method, optional, required};
 use super::long_context::{LongContext, LongContextData};

@@ -255,7 +255,7 @@ mod tests {
 
     #[test]
     fn parses_every_constant() {
-        let data = LongContextData::parse(SAMPLE, Path::new("lc.py")).unwrap();
+        let data = LongContextData::parse(SAMPLE, Path::new("lc.py")).expect("parses");
         assert_eq!(data.watch_list.len(), 3);
         assert_eq!(data.watch_list[2].repr(), "Ellipsis");
         assert_eq!(data.file_content, "Padding text.");
@@ -274,7 +274,7 @@ mod tests {
     #[test]
     fn errors_name_the_file_and_the_constant() {
         let missing = SAMPLE.replace("FILES_TAIL_USED", "OTHER_NAME");
-        let error = LongContextData::parse(&missing, Path::new("lc.py")).unwrap_err();
+        let error = LongContextData::parse(&missing, Path::new("lc.py")).expect_err("rejected");
         assert!(
             error.contains("lc.py") && error.contains("`FILES_TAIL_USED` is missing"),
             "{error}"
@@ -283,23 +283,24 @@ mod tests {
             "FILE_CONTENT_EXTENSION = \"Padding \" \"text.\"",
             "FILE_CONTENT_EXTENSION = 3",
         );
-        let error = LongContextData::parse(&wrong, Path::new("lc.py")).unwrap_err();
+        let error = LongContextData::parse(&wrong, Path::new("lc.py")).expect_err("rejected");
         assert!(
             error.contains("`FILE_CONTENT_EXTENSION` is not a string"),
             "{error}"
         );
         let code = format!("{SAMPLE}\nX = foo(1)\n");
-        let error = LongContextData::parse(&code, Path::new("lc.py")).unwrap_err();
+        let error = LongContextData::parse(&code, Path::new("lc.py")).expect_err("rejected");
         assert!(
             error.contains("lc.py:26: `X` is not a Python literal"),
             "{error}"
         );
-        let error = LongContextData::parse("import os\n", Path::new("lc.py")).unwrap_err();
+        let error =
+            LongContextData::parse("import os\n", Path::new("lc.py")).expect_err("rejected");
         assert!(
             error.contains("lc.py") && error.contains("line 1"),
             "{error}"
         );
-        let error = LongContextData::load(Path::new("/nonexistent/lc.py")).unwrap_err();
+        let error = LongContextData::load(Path::new("/nonexistent/lc.py")).expect_err("rejected");
         assert!(error.contains("/nonexistent/lc.py"), "{error}");
     }
 
@@ -309,7 +310,7 @@ mod tests {
         assert!(LongContext::for_entry("multi_turn_long_context_3", None).is_on());
         let missing = LongContext::for_entry("multi_turn_long_context_3", None)
             .filler("X.y")
-            .unwrap_err();
+            .expect_err("rejected");
         assert!(
             matches!(&missing, CallError::Unsupported(reason) if reason.contains(LONG_CONTEXT_ENV) && reason.contains("--long-context-data")),
             "{missing:?}"

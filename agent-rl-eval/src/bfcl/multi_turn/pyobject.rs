@@ -414,11 +414,11 @@ mod format_tests {
         let symbol = PyValue::str("NVDA");
         let named = [("symbol", &symbol)];
         assert_eq!(
-            format_named("{symbol} {{x}} }}", &named).unwrap(),
+            format_named("{symbol} {{x}} }}", &named).expect("formats"),
             Ok("NVDA {x} }".to_owned())
         );
         assert_eq!(
-            format_named("{other}", &named).unwrap(),
+            format_named("{other}", &named).expect("formats"),
             Err("other".to_owned())
         );
         assert_eq!(

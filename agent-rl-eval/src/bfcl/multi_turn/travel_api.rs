@@ -789,7 +789,7 @@ mod tests {
     fn long_context_merges_filler_cards_and_bookings() {
         use crate::bfcl::multi_turn::long_context::{LongContextData, SAMPLE};
         use std::sync::Arc;
-        let data = LongContextData::parse(SAMPLE, std::path::Path::new("lc.py")).unwrap();
+        let data = LongContextData::parse(SAMPLE, std::path::Path::new("lc.py")).expect("parses");
         let mode = LongContext::On(Some(Arc::new(data)));
         let s = PyValue::str;
         let config = PyValue::dict([
@@ -801,7 +801,7 @@ mod tests {
             ),
         ]);
         let mut api = TravelApi::default();
-        api.load_scenario(&config, &mode).unwrap();
+        api.load_scenario(&config, &mode).expect("loads");
         let cards = api.credit_card_list.repr();
         assert!(
             cards.starts_with("{'2222': ") && cards.contains("'1111': {"),
@@ -813,7 +813,7 @@ mod tests {
                 "get_flight_cost",
                 vec![s("SFO"), s("LAX"), s("2024-11-15"), s("economy")],
             )
-            .unwrap();
+            .expect("costs");
         let Some(PyValue::List(costs)) = costs.get("travel_cost_list") else {
             panic!("{costs:?}");
         };
@@ -833,7 +833,7 @@ mod tests {
                 ],
             )
         };
-        let booked = book(&mut api, "2222").unwrap();
+        let booked = book(&mut api, "2222").expect("books");
         assert!(
             booked.repr().contains("'booking_history': {'booking_1'"),
             "{booked:?}"
