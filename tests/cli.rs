@@ -222,6 +222,39 @@ fn eval_bfcl_scores_a_result_file() {
     assert!((report["end_to_end_success"].as_f64().unwrap() - 0.8).abs() < 1e-12);
 }
 
+/// A `--long-context-data` file that cannot be read, or is not bfcl-eval's `long_context.py`,
+/// stops `eval bfcl` with the flag and the file named.
+#[test]
+fn eval_bfcl_names_a_bad_long_context_file() {
+    let data =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("agent-rl-eval/tests/fixtures/bfcl/data");
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results.jsonl");
+    std::fs::write(&results, "").unwrap();
+    let not_it = dir.path().join("long_context.py");
+    std::fs::write(&not_it, "WATCH_LIST_EXTENSION = ['A']\n").unwrap();
+    for (file, wanted) in [
+        (PathBuf::from("/nonexistent/long_context.py"), "cannot read"),
+        (not_it.clone(), "_EXTENSION` is missing"),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_agent-rl"))
+            .args(["eval", "bfcl", "--data", data.to_str().unwrap()])
+            .args(["--results", results.to_str().unwrap()])
+            .args(["--verdicts", dir.path().join("v.jsonl").to_str().unwrap()])
+            .args(["--long-context-data", file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--long-context-data")
+                && stderr.contains(file.to_str().unwrap())
+                && stderr.contains(wanted),
+            "{stderr}"
+        );
+    }
+}
+
 /// `eval tau replay` on the hand-written fixture (or on `$AGENT_RL_DATA/tau_bench`, retail dev):
 /// the exact output shape, every ground-truth trajectory rewarded 1.0, the terminate tool's
 /// observation `null`.

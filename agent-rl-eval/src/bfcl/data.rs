@@ -5,12 +5,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::category::Category;
-use super::multi_turn::MultiTurnSetup;
+use super::multi_turn::{LongContextData, MultiTurnSetup};
 use crate::error::{EvalError, Result};
 
 /// The file-naming generation of a data directory.
@@ -141,6 +142,16 @@ impl BfclDataset {
     /// True when no entry was loaded.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Gives every multi-turn entry bfcl-eval's long-context filler data
+    /// ([`MultiTurnSetup::long_context`]), so that the long-context categories run in full.
+    pub fn set_long_context(&mut self, data: Arc<LongContextData>) {
+        for entry in self.categories.values_mut().flatten() {
+            if let Some(setup) = &mut entry.multi_turn {
+                setup.long_context = Some(Arc::clone(&data));
+            }
+        }
     }
 
     /// Entries per category.

@@ -69,6 +69,69 @@ pub fn parse_expression(text: &str) -> Result<PyExpr, String> {
     Ok(expr)
 }
 
+/// One module-level assignment `NAME = expression` of a Python source file: the name, the
+/// 1-based line it starts on, and the parsed expression.
+pub type Assignment = (String, usize, PyExpr);
+
+/// Parses a Python module made only of `NAME = expression` statements (blank lines and `#`
+/// comments between them allowed), as a data file of literal constants is written.
+///
+/// # Errors
+/// A message naming the line where the text is not such a statement.
+pub fn parse_assignments(text: &str) -> Result<Vec<Assignment>, String> {
+    let mut parser = Parser {
+        chars: text.chars().collect(),
+        pos: 0,
+    };
+    let line_of = |parser: &Parser, pos: usize| {
+        1 + parser.chars[..pos.min(parser.chars.len())]
+            .iter()
+            .filter(|c| **c == '\n')
+            .count()
+    };
+    let mut assignments = Vec::new();
+    loop {
+        parser.skip_ws();
+        if parser.peek() == Some('#') {
+            while parser.peek().is_some_and(|c| c != '\n') {
+                parser.pos += 1;
+            }
+            continue;
+        }
+        if parser.peek().is_none() {
+            return Ok(assignments);
+        }
+        let start = parser.pos;
+        let line = line_of(&parser, start);
+        let name = parser
+            .identifier()
+            .ok_or_else(|| format!("line {line}: expected `NAME = value`"))?;
+        parser.skip_ws();
+        if parser.peek() != Some('=') || parser.chars.get(parser.pos + 1) == Some(&'=') {
+            return Err(format!("line {line}: expected `=` after `{name}`"));
+        }
+        parser.pos += 1;
+        let value = parser
+            .expression()
+            .map_err(|reason| format!("line {line} (`{name}`): {reason}"))?;
+        // The expression parser may have skipped the line break already: the next statement
+        // must start on a later line.
+        parser.skip_ws();
+        let mut back = parser.pos;
+        while back > start && parser.chars[back - 1].is_whitespace() {
+            back -= 1;
+        }
+        let next_line = parser.chars[back..parser.pos].contains(&'\n');
+        if !matches!(parser.peek(), None | Some('#')) && !next_line {
+            let at = line_of(&parser, parser.pos);
+            return Err(format!(
+                "line {at}: unexpected text after the value of `{name}`"
+            ));
+        }
+        assignments.push((name, line, value));
+    }
+}
+
 /// Positional and keyword arguments of a call.
 type CallArguments = (Vec<PyExpr>, Vec<(String, PyExpr)>);
 

@@ -7,14 +7,17 @@
 //! (`logarithm.jsonl`, `scripts/bfcl_logarithm_golden.py`).
 //!
 //! Pinned, known gaps (reported as unsupported, never scored): `MathAPI.logarithm`'s error paths
-//! (non-positive or non-numeric arguments, base 1), the success path of `MathAPI.square_root` (`Decimal`), the long-context
-//! loading of `GorillaFileSystem` (bfcl-eval's filler text); the other six classes are not ported
-//! yet. A call that is not valid Python gets `invalid syntax (<string>, line 1)`, not CPython's
+//! (non-positive or non-numeric arguments, base 1), the success path of `MathAPI.square_root`
+//! (`Decimal`), texts that print a Python `set`, and long-context mode while
+//! `AGENT_RL_BFCL_LONG_CONTEXT` does not name bfcl-eval's `long_context.py` (with it, those
+//! entries must run in full; `long_context_mode_with_the_filler_data` fails without it). A call that is not valid Python gets `invalid syntax (<string>, line 1)`, not CPython's
 //! exact wording (which only the model's own results can contain, never the ground truth's).
 
 use std::collections::BTreeMap;
 
-use agent_rl_eval::bfcl::multi_turn::{Instances, all_supported};
+use agent_rl_eval::bfcl::multi_turn::{
+    Instances, LONG_CONTEXT_ENV, LongContext, LongContextData, all_supported,
+};
 use agent_rl_eval::bfcl::{BfclDataset, BfclEntry, Category, Language, score_output};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -31,6 +34,10 @@ fn known_unsupported(call: &str) -> bool {
 
 /// The pinned gaps of ported classes, by the reason they are reported with.
 fn known_gap(reason: &str) -> bool {
+    if reason.contains("needs bfcl-eval's filler data") {
+        // Only a gap while the long-context data is not given.
+        return std::env::var_os(LONG_CONTEXT_ENV).is_none();
+    }
     reason.contains("logarithm")
         || reason.contains("square_root")
         || reason.contains("long-context")
@@ -46,7 +53,7 @@ fn math_api_returns_what_python_returns() {
         let vector: Value = serde_json::from_str(line).unwrap();
         let class = vector["class"].as_str().unwrap().to_owned();
         let call = vector["call"].as_str().unwrap().to_owned();
-        let mut instances = Instances::new(&[class], &json!({}), false).unwrap();
+        let mut instances = Instances::new(&[class], &json!({}), &LongContext::Off).unwrap();
         match instances.execute(std::slice::from_ref(&call)) {
             Ok(results) => {
                 let want = vector["result"].as_str().unwrap();
@@ -79,7 +86,8 @@ fn math_api_returns_what_python_returns() {
 
 #[test]
 fn logarithm_prints_what_mpmath_prints() {
-    let mut instances = Instances::new(&["MathAPI".to_owned()], &json!({}), false).unwrap();
+    let mut instances =
+        Instances::new(&["MathAPI".to_owned()], &json!({}), &LongContext::Off).unwrap();
     let mut checked = 0;
     for line in LOGARITHM.lines() {
         let vector: Value = serde_json::from_str(line).unwrap();
@@ -156,7 +164,17 @@ fn apply_edit(truth: &[Vec<String>], edit: &[Value]) -> Vec<Vec<Vec<String>>> {
     }
 }
 
+/// The four multi-turn categories, with bfcl-eval's long-context data when
+/// `AGENT_RL_BFCL_LONG_CONTEXT` names it (else long-context entries stop where they need it).
 fn multi_turn_dataset() -> BfclDataset {
+    let mut dataset = multi_turn_dataset_without_filler();
+    if let Some(data) = LongContextData::from_env().unwrap() {
+        dataset.set_long_context(std::sync::Arc::new(data));
+    }
+    dataset
+}
+
+fn multi_turn_dataset_without_filler() -> BfclDataset {
     BfclDataset::load_categories(
         &super::data_dir(),
         &[
@@ -233,30 +251,35 @@ fn checker_agrees_with_the_official_one_on_every_vector() {
     assert!(agreed >= 1000, "only {agreed} vectors compared");
 }
 
+/// The verdicts on a results file holding every entry's ground truth (or, `empty`, no step in
+/// any turn).
+fn replay(dataset: &BfclDataset, empty: bool) -> Vec<agent_rl_eval::bfcl::Verdict> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.jsonl");
+    let lines: Vec<String> = dataset
+        .entries()
+        .map(|entry| {
+            let truth = truth_of(entry);
+            let steps = if empty {
+                vec![Vec::<Vec<String>>::new(); truth.len()]
+            } else {
+                apply_edit(&truth, &[json!("gt")])
+            };
+            json!({"id": entry.id, "result": steps}).to_string()
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    agent_rl_eval::bfcl::score_results_file(dataset, &path, Default::default()).unwrap()
+}
+
 /// The acceptance replay through a results file: every ground truth the official checker
 /// accepts (all 800) is valid here unless unsupported; an empty result is valid for none.
 #[test]
 #[ignore = "needs AGENT_RL_DATA (the BFCL v4 multi-turn data); run with --include-ignored"]
 fn replaying_the_ground_truth_through_a_results_file() {
     let dataset = multi_turn_dataset();
-    let dir = tempfile::tempdir().unwrap();
     for (name, empty) in [("truth.jsonl", false), ("empty.jsonl", true)] {
-        let path = dir.path().join(name);
-        let lines: Vec<String> = dataset
-            .entries()
-            .map(|entry| {
-                let truth = truth_of(entry);
-                let steps = if empty {
-                    vec![Vec::<Vec<String>>::new(); truth.len()]
-                } else {
-                    apply_edit(&truth, &[json!("gt")])
-                };
-                json!({"id": entry.id, "result": steps}).to_string()
-            })
-            .collect();
-        std::fs::write(&path, lines.join("\n")).unwrap();
-        let verdicts =
-            agent_rl_eval::bfcl::score_results_file(&dataset, &path, Default::default()).unwrap();
+        let verdicts = replay(&dataset, empty);
         let scored: Vec<_> = verdicts.iter().filter(|v| v.supported).collect();
         let valid = scored.iter().filter(|v| v.valid).count();
         eprintln!(
@@ -282,6 +305,16 @@ fn replaying_the_ground_truth_through_a_results_file() {
                 "{reason}"
             );
         }
+    }
+}
+
+/// A call of a stateful golden sequence: `[turn, index]` of the ground truth, or the call itself.
+fn golden_call(truth: &[Vec<String>], spec: &Value) -> String {
+    match spec {
+        Value::Array(at) => {
+            truth[at[0].as_u64().unwrap() as usize][at[1].as_u64().unwrap() as usize].clone()
+        }
+        other => other.as_str().unwrap().to_owned(),
     }
 }
 
@@ -311,11 +344,11 @@ fn stateful_backends_return_what_python_returns() {
         let entry = index[id];
         let setup = entry.multi_turn.as_ref().expect("multi-turn fields");
         let truth = truth_of(entry);
-        let long_context = id.contains("long_context");
+        let long_context = LongContext::for_entry(id, setup.long_context.as_ref());
         let mut instances = match Instances::new(
             std::slice::from_ref(&class),
             &setup.initial_config,
-            long_context,
+            &long_context,
         ) {
             Ok(instances) => instances,
             Err(reason) => {
@@ -328,12 +361,7 @@ fn stateful_backends_return_what_python_returns() {
         let wanted = record["results"].as_array().unwrap();
         let mut complete = true;
         for (number, (spec, want)) in specs.iter().zip(wanted).enumerate() {
-            let call = match spec {
-                Value::Array(at) => truth[at[0].as_u64().unwrap() as usize]
-                    [at[1].as_u64().unwrap() as usize]
-                    .clone(),
-                other => other.as_str().unwrap().to_owned(),
-            };
+            let call = golden_call(&truth, spec);
             match instances.execute(std::slice::from_ref(&call)) {
                 Ok(results) => {
                     assert_eq!(
@@ -422,6 +450,99 @@ impl agent_rl_core::Policy for GroundTruthPolicy {
             })
             .collect())
     }
+}
+
+/// Long-context mode with bfcl-eval's filler data (`AGENT_RL_BFCL_LONG_CONTEXT` names its
+/// `long_context.py`): the ground truth of the long-context entries replays valid on more entries
+/// than without the data, none stops for want of it, and the long-context backend calls of the
+/// goldens (result digests) are all compared. Fails, rather than passing, when the variable is
+/// not set.
+#[test]
+#[ignore = "needs AGENT_RL_DATA and AGENT_RL_BFCL_LONG_CONTEXT (bfcl-eval's long_context.py); \
+            run with --include-ignored"]
+fn long_context_mode_with_the_filler_data() {
+    let data = LongContextData::from_env().unwrap().unwrap_or_else(|| {
+        panic!(
+            "set {LONG_CONTEXT_ENV} to bfcl-eval's long_context.py (pip install --no-deps \
+             bfcl-eval==2026.3.23; see .ci/run)"
+        )
+    });
+    let without = multi_turn_dataset_without_filler();
+    let mut with = without.clone();
+    with.set_long_context(std::sync::Arc::new(data));
+    let count = |dataset: &BfclDataset| {
+        let verdicts = replay(dataset, false);
+        let long: Vec<_> = verdicts
+            .into_iter()
+            .filter(|v| v.category == Category::MultiTurnLongContext)
+            .collect();
+        let scored = long.iter().filter(|v| v.supported).count();
+        let valid = long.iter().filter(|v| v.supported && v.valid).count();
+        let reasons: Vec<String> = long
+            .iter()
+            .filter(|v| !v.supported)
+            .filter_map(|v| v.error.clone())
+            .collect();
+        (long.len(), scored, valid, reasons)
+    };
+    let (total, scored_without, _, _) = count(&without);
+    let (_, scored_with, valid_with, reasons) = count(&with);
+    eprintln!(
+        "long-context ground truth replayed: {scored_with} of {total} scored with the filler \
+         data ({valid_with} valid), {scored_without} without; still unsupported: {reasons:?}"
+    );
+    assert_eq!(valid_with, scored_with);
+    assert!(
+        scored_with > scored_without + 100,
+        "{scored_with} vs {scored_without}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .all(|r| !r.contains("needs bfcl-eval's filler data")),
+        "{reasons:?}"
+    );
+    // Every golden call sequence of a long-context entry runs to its end with the data.
+    let index = with.index();
+    let mut calls = 0;
+    for line in STATEFUL.lines() {
+        let record: Value = serde_json::from_str(line).unwrap();
+        let id = record["id"].as_str().unwrap();
+        if !id.contains("long_context") {
+            continue;
+        }
+        let class = record["class"].as_str().unwrap().to_owned();
+        let setup = index[id].multi_turn.as_ref().unwrap();
+        let mode = LongContext::for_entry(id, setup.long_context.as_ref());
+        let mut instances =
+            Instances::new(std::slice::from_ref(&class), &setup.initial_config, &mode)
+                .unwrap_or_else(|reason| panic!("{id} {class}: {reason}"));
+        let truth = truth_of(index[id]);
+        for (spec, want) in record["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(record["results"].as_array().unwrap())
+        {
+            let call = golden_call(&truth, spec);
+            match instances.execute(std::slice::from_ref(&call)) {
+                Ok(results) => {
+                    assert_eq!(digest(&results[0]), want.as_str().unwrap(), "{id} `{call}`");
+                    calls += 1;
+                }
+                Err(reason) => {
+                    assert!(
+                        !reason.contains("needs bfcl-eval's filler data"),
+                        "{reason}"
+                    );
+                    assert!(known_gap(&reason), "{id} `{call}`: {reason}");
+                    break;
+                }
+            }
+        }
+    }
+    eprintln!("long-context golden calls equal to bfcl-eval's: {calls}");
+    assert!(calls >= 500, "only {calls} long-context calls compared");
 }
 
 /// Multi-turn inference with a policy that makes the ground-truth calls: every entry whose

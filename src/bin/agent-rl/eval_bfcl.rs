@@ -7,7 +7,9 @@ use agent_rl::backend::DeviceKind;
 use agent_rl::core::{BurnPolicy, Policy, SamplingConfig};
 use agent_rl::eval::bfcl::{
     BfclDataset, BfclReport, BfclRunConfig, BfclRunner, Category, CheckOptions, ResultLine,
-    Verdict, multi_turn::MultiTurnDocs, score_results_file,
+    Verdict,
+    multi_turn::{LongContextData, MultiTurnDocs},
+    score_results_file,
 };
 use agent_rl::progress::{count_bar, count_progress};
 use anyhow::Context;
@@ -32,6 +34,12 @@ pub struct BfclArgs {
     /// The model's API wrote underscores where function names have dots.
     #[arg(long)]
     underscore_to_dot: bool,
+    /// bfcl-eval's `long_context.py` (in an installed bfcl-eval:
+    /// `site-packages/bfcl_eval/eval_checker/multi_turn_eval/func_source_code/`): the filler data
+    /// of the multi-turn long-context category, read at run time. Without it, long-context entries
+    /// that need it are reported unsupported.
+    #[arg(long, env = "AGENT_RL_BFCL_LONG_CONTEXT", value_name = "FILE")]
+    long_context_data: Option<PathBuf>,
     /// Where to write one verdict per line: `{"id", "valid", "error_type"}`.
     #[arg(long, required_unless_present_any = ["model", "endpoint"])]
     verdicts: Option<PathBuf>,
@@ -71,7 +79,12 @@ pub struct BfclArgs {
 /// Runs the command.
 pub fn run(args: BfclArgs) -> anyhow::Result<()> {
     let (folder, version) = BfclDataset::detect(&args.data)?;
-    let dataset = BfclDataset::load(&args.data)?;
+    let mut dataset = BfclDataset::load(&args.data)?;
+    if let Some(path) = &args.long_context_data {
+        let data = LongContextData::load(path)
+            .map_err(|reason| anyhow::anyhow!("--long-context-data: {reason}"))?;
+        dataset.set_long_context(std::sync::Arc::new(data));
+    }
     let options = CheckOptions {
         underscore_to_dot: args.underscore_to_dot,
     };

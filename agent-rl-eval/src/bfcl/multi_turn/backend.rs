@@ -1,6 +1,7 @@
 //! The [`Backend`] trait of BFCL's executable multi-turn classes, their method signatures, and
 //! Python's argument binding (with its `TypeError` texts).
 
+use super::long_context::LongContext;
 use super::value::PyValue;
 
 /// Why a call produced no Python result.
@@ -66,11 +67,17 @@ pub trait Backend: Send {
     /// The public methods (those the official executor maps call names to).
     fn methods(&self) -> &'static [Method];
 
-    /// `_load_scenario`: sets the state from the class's part of an entry's `initial_config`.
+    /// `_load_scenario`: sets the state from the class's part of an entry's `initial_config`,
+    /// in long-context mode when `long_context` is on (with bfcl-eval's filler data, when given).
     ///
     /// # Errors
-    /// A config the Python class would reject, or one this port cannot load.
-    fn load_scenario(&mut self, config: &PyValue, long_context: bool) -> Result<(), CallError>;
+    /// A config the Python class would reject, or one this port cannot load (long-context
+    /// loading without the filler data).
+    fn load_scenario(
+        &mut self,
+        config: &PyValue,
+        long_context: &LongContext,
+    ) -> Result<(), CallError>;
 
     /// Calls a method with its arguments bound in declaration order (defaults filled in).
     ///

@@ -8,6 +8,7 @@
 use serde_json::Value;
 
 use super::execute::Instances;
+use super::long_context::LongContext;
 use super::setup::MultiTurnSetup;
 use crate::bfcl::params::Failure;
 
@@ -53,7 +54,9 @@ pub fn ground_truth_turns(ground_truth: &[Value]) -> Result<Vec<Vec<String>>, St
 }
 
 /// Checks a model's decoded steps against the ground truth, as `multi_turn_checker` does.
-/// `entry_id` decides the long-context loading, as upstream.
+/// `entry_id` decides the long-context mode, as upstream; its filler data is the setup's
+/// [`MultiTurnSetup::long_context`] (without it, long-context entries that need it are
+/// unsupported).
 pub fn check_multi_turn(
     entry_id: &str,
     setup: &MultiTurnSetup,
@@ -87,14 +90,17 @@ fn run_checker(
     {
         return Ok(Some(empty_turn(turn)));
     }
-    let category = entry_id
-        .rsplit_once('_')
-        .map_or(entry_id, |(prefix, _)| prefix);
-    let long_context = category.contains("long_context") || category.contains("composite");
-    let mut model_side =
-        Instances::new(&setup.involved_classes, &setup.initial_config, long_context)?;
-    let mut truth_side =
-        Instances::new(&setup.involved_classes, &setup.initial_config, long_context)?;
+    let long_context = LongContext::for_entry(entry_id, setup.long_context.as_ref());
+    let mut model_side = Instances::new(
+        &setup.involved_classes,
+        &setup.initial_config,
+        &long_context,
+    )?;
+    let mut truth_side = Instances::new(
+        &setup.involved_classes,
+        &setup.initial_config,
+        &long_context,
+    )?;
     let mut all_model_results: Vec<String> = Vec::new();
     for (turn, truth_calls) in ground_truth.iter().enumerate() {
         let steps = model.get(turn).map_or(&[][..], Vec::as_slice);

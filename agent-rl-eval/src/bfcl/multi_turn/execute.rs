@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::backend::{Backend, CallError, bind_arguments};
+use super::long_context::LongContext;
 use super::pyops;
 use super::registry::{is_stateless, new_backend};
 use super::value::PyValue;
@@ -41,14 +42,14 @@ impl std::fmt::Debug for Instances {
 
 impl Instances {
     /// Creates and loads the involved classes from `initial_config` (stateless classes are not
-    /// loaded, as upstream).
+    /// loaded, as upstream), in long-context mode when `long_context` is on.
     ///
     /// # Errors
     /// The unsupported reason when a class is not ported or its config cannot be loaded.
     pub fn new(
         involved_classes: &[String],
         initial_config: &Value,
-        long_context: bool,
+        long_context: &LongContext,
     ) -> Result<Self, String> {
         let mut backends = Vec::with_capacity(involved_classes.len());
         let mut method_owner = HashMap::new();
@@ -224,19 +225,35 @@ impl Instances {
     }
 }
 
-fn literal(expr: &PyExpr) -> Option<PyValue> {
+/// The value of a Python literal expression (numbers, strings, `True`/`False`/`None`, `...`,
+/// and lists, tuples and dicts of literals); `None` for anything else. A dict literal's repeated
+/// key keeps its first position and its last value, as in Python.
+pub(super) fn literal(expr: &PyExpr) -> Option<PyValue> {
     Some(match expr {
         PyExpr::Str(text) => PyValue::Str(text.clone()),
         PyExpr::Int(n) => PyValue::Int(i64::try_from(*n).ok()?),
         PyExpr::Float(x) => PyValue::Float(*x),
         PyExpr::Bool(flag) => PyValue::Bool(*flag),
         PyExpr::None => PyValue::None,
+        PyExpr::Ellipsis => PyValue::Opaque("Ellipsis".into()),
         PyExpr::Unary(op, operand) if op == "-" => match literal(operand)? {
             PyValue::Int(n) => PyValue::Int(-n),
             PyValue::Float(x) => PyValue::Float(-x),
             _ => return None,
         },
         PyExpr::List(items) => PyValue::List(items.iter().map(literal).collect::<Option<_>>()?),
+        PyExpr::Tuple(items) => PyValue::Tuple(items.iter().map(literal).collect::<Option<_>>()?),
+        PyExpr::Dict(pairs) => {
+            let mut out: Vec<(PyValue, PyValue)> = Vec::with_capacity(pairs.len());
+            for (key, value) in pairs {
+                let (key, value) = (literal(key)?, literal(value)?);
+                match out.iter_mut().find(|(known, _)| *known == key) {
+                    Some(slot) => slot.1 = value,
+                    None => out.push((key, value)),
+                }
+            }
+            PyValue::Dict(out)
+        }
         _ => return None,
     })
 }

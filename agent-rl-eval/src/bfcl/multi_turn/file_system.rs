@@ -4,10 +4,11 @@
 //! directory make the new directory share the old one's contents dict (`cp` a shallow copy of it,
 //! whose files and sub-directories stay shared), and moved children keep their old parent. The
 //! port keeps that aliasing with two arenas: nodes (files, directories) and contents dicts.
-//! Long-context loading (filler text from bfcl-eval's `long_context.py`) is not ported and
-//! reports unsupported.
+//! Long-context loading appends bfcl-eval's filler text to file contents and adds its empty files
+//! to every innermost directory ([`LongContextData`]); without the data it reports unsupported.
 
 use super::backend::{Backend, CallError, Method, optional, required};
+use super::long_context::{LongContext, LongContextData};
 use super::pyops::truthy;
 use super::text::{py_split_whitespace, py_splitlines};
 use super::value::PyValue;
@@ -263,28 +264,48 @@ impl GorillaFileSystem {
         }
     }
 
-    fn load_directory(&mut self, current: &PyValue, parent: NodeId) -> Result<(), CallError> {
+    /// `_load_directory`; in long-context mode (`filler` given) file contents get the filler
+    /// text appended (except the files bfcl-eval leaves as they are) and every directory without
+    /// subdirectories gets the filler's empty files (`_populate_directory`).
+    fn load_directory(
+        &mut self,
+        current: &PyValue,
+        parent: NodeId,
+        filler: Option<&LongContextData>,
+    ) -> Result<(), CallError> {
         let PyValue::Dict(pairs) = current else {
             return Err(CallError::raised("directory contents must be a dict"));
         };
+        let mut bottommost = true;
         for (name, data) in pairs {
             let name = name.to_py_str();
             match data.get("type") {
                 Some(PyValue::Str(kind)) if kind == "directory" => {
+                    bottommost = false;
                     let dir = self.new_dir(&name, Some(parent));
                     let contents = data.get("contents").cloned().unwrap_or(PyValue::None);
-                    self.load_directory(&contents, dir)?;
+                    self.load_directory(&contents, dir, filler)?;
                     self.insert(parent, &name, dir);
                 }
                 Some(PyValue::Str(kind)) if kind == "file" => {
-                    let content = match data.get("content") {
+                    let mut content = match data.get("content") {
                         Some(PyValue::Str(text)) => text.clone(),
                         _ => return Err(CallError::raised("file content must be a string")),
                     };
+                    if let Some(filler) = filler
+                        && !filler.files_tail_used.contains(&name)
+                    {
+                        content.push_str(&filler.file_content);
+                    }
                     let file = self.new_file(&name, &content);
                     self.insert(parent, &name, file);
                 }
                 _ => {}
+            }
+        }
+        if bottommost && let Some(filler) = filler {
+            for name in &filler.populate_files {
+                self.add_file(parent, name, "")?;
             }
         }
         Ok(())

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::checker::TurnSteps;
 use super::execute::Instances;
+use super::long_context::LongContext;
 use super::value::PyValue;
 use crate::bfcl::category::Language;
 use crate::bfcl::checker::CheckOptions;
@@ -143,12 +144,15 @@ pub fn infer_multi_turn(
             field: "entry".into(),
             reason: format!("{} has no multi-turn fields", entry.id),
         })?;
-    let long_context = entry.id.contains("long_context") || entry.id.contains("composite");
-    let mut instances =
-        match Instances::new(&setup.involved_classes, &setup.initial_config, long_context) {
-            Ok(instances) => instances,
-            Err(reason) => return Ok(MultiTurnOutcome::Unsupported(reason)),
-        };
+    let long_context = LongContext::for_entry(&entry.id, setup.long_context.as_ref());
+    let mut instances = match Instances::new(
+        &setup.involved_classes,
+        &setup.initial_config,
+        &long_context,
+    ) {
+        Ok(instances) => instances,
+        Err(reason) => return Ok(MultiTurnOutcome::Unsupported(reason)),
+    };
     let held_back: Vec<&str> = setup
         .missed_function
         .values()

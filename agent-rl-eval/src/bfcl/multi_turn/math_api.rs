@@ -7,6 +7,7 @@
 use std::cmp::Ordering;
 
 use super::backend::{Backend, CallError, Method, optional, required};
+use super::long_context::LongContext;
 use super::pyops::{self, truthy};
 use super::value::PyValue;
 
@@ -245,7 +246,11 @@ impl Backend for MathApi {
         METHODS
     }
 
-    fn load_scenario(&mut self, _config: &PyValue, _long_context: bool) -> Result<(), CallError> {
+    fn load_scenario(
+        &mut self,
+        _config: &PyValue,
+        _long_context: &LongContext,
+    ) -> Result<(), CallError> {
         Ok(())
     }
 

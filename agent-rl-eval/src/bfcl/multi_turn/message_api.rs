@@ -6,6 +6,7 @@
 //! equality is the set's.
 
 use super::backend::{Backend, CallError, Method, required};
+use super::long_context::LongContext;
 use super::py_random::PyRandom;
 use super::pyobject::{config_or, contains, format, lower};
 use super::pyops::{self, truthy};
@@ -330,7 +331,11 @@ impl Backend for MessageApi {
         METHODS
     }
 
-    fn load_scenario(&mut self, config: &PyValue, _long_context: bool) -> Result<(), CallError> {
+    fn load_scenario(
+        &mut self,
+        config: &PyValue,
+        _long_context: &LongContext,
+    ) -> Result<(), CallError> {
         self.load(config);
         Ok(())
     }

@@ -11,16 +11,24 @@
 //! | run a policy on an entry | [`infer_multi_turn`], [`MultiTurnDocs`], [`MultiTurnOutcome`] |
 //! | check an entry | [`check_multi_turn`], [`MultiTurnVerdict`], [`MultiTurnSetup`] |
 //!
-//! All eight classes are ported. Pinned gaps, reported unsupported (never scored):
-//! `MathAPI.logarithm`'s error paths and the success path of `square_root` (`Decimal`), long-context
-//! mode (bfcl-eval's filler data: `GorillaFileSystem` and `TravelAPI` loading, and the padded
-//! answers of `TradingBot` and `VehicleControlAPI`), and texts that print a Python `set`
-//! (their order follows per-process string hashing).
+//! All eight classes are ported. Long-context mode (the `long_context` category) uses bfcl-eval's
+//! filler data, which is not ours to ship: [`LongContextData`] reads it at run time from the
+//! user's installed `long_context.py` ([`LONG_CONTEXT_MODULE_PATH`]), given to a dataset with
+//! [`BfclDataset::set_long_context`](crate::bfcl::BfclDataset::set_long_context) (or
+//! [`MultiTurnSetup::long_context`]), to the CLI as `--long-context-data FILE` or
+//! [`LONG_CONTEXT_ENV`]. Pinned gaps, reported unsupported (never scored): without that data,
+//! the long-context loads and answers that need it (`GorillaFileSystem` and `TravelAPI` loading,
+//! the padded answers of `TradingBot` and `VehicleControlAPI`); a change of a filler card's
+//! balance (upstream the card object is shared between the model's and the ground truth's
+//! instances and leaks into later entries); `MathAPI.logarithm`'s error paths and the success
+//! path of `square_root` (`Decimal`); and texts that print a Python `set` (their order follows
+//! per-process string hashing).
 //!
 //! ```
-//! use agent_rl_eval::bfcl::multi_turn::{Instances, PyValue};
+//! use agent_rl_eval::bfcl::multi_turn::{Instances, LongContext, PyValue};
 //! use serde_json::json;
-//! let mut instances = Instances::new(&["MathAPI".to_owned()], &json!({}), false).unwrap();
+//! let mut instances =
+//!     Instances::new(&["MathAPI".to_owned()], &json!({}), &LongContext::Off).unwrap();
 //! let results = instances
 //!     .execute(&["add(a=1, b=2.5)".to_owned(), "divide(1, 0)".to_owned(), "nope()".to_owned()])
 //!     .unwrap();
@@ -35,6 +43,7 @@ mod decode;
 mod execute;
 mod file_system;
 mod inference;
+mod long_context;
 mod math_api;
 mod message_api;
 mod mpmath_log;
@@ -61,6 +70,7 @@ pub use inference::{
     ADDED_FUNCTIONS_PROMPT, MAX_STEPS, MultiTurnDocs, MultiTurnOutcome, call_string,
     infer_multi_turn,
 };
+pub use long_context::{LONG_CONTEXT_ENV, LONG_CONTEXT_MODULE_PATH, LongContext, LongContextData};
 pub use math_api::MathApi;
 pub use message_api::MessageApi;
 pub use py_random::PyRandom;

@@ -158,6 +158,63 @@ pub fn format(value: &PyValue) -> String {
     value.to_py_str()
 }
 
+/// `template.format(**named)` for templates whose fields are plain names (`{symbol}`, `{{`,
+/// `}}`). `Ok(Err(name))` is Python's `KeyError` for a field not among `named`.
+///
+/// # Errors
+/// Python's `ValueError` for an unmatched brace; unsupported for positional fields, conversions,
+/// format specs, attribute and index lookups.
+pub fn format_named(
+    template: &str,
+    named: &[(&str, &PyValue)],
+) -> Result<Result<String, String>, CallError> {
+    let mut out = String::with_capacity(template.len());
+    let mut chars = template.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                out.push('}');
+            }
+            '}' => {
+                return Err(CallError::raised("Single '}' encountered in format string"));
+            }
+            '{' => {
+                let mut field = String::new();
+                loop {
+                    match chars.next() {
+                        Some('}') => break,
+                        Some(c) => field.push(c),
+                        None => {
+                            return Err(CallError::raised("expected '}' before end of string"));
+                        }
+                    }
+                }
+                let plain = field
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
+                    && field.chars().all(|c| c.is_alphanumeric() || c == '_');
+                if !plain {
+                    return Err(CallError::Unsupported(format!(
+                        "str.format field {{{field}}}"
+                    )));
+                }
+                match named.iter().find(|(name, _)| *name == field) {
+                    Some((_, value)) => out.push_str(&format(value)),
+                    None => return Ok(Err(field)),
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    Ok(Ok(out))
+}
+
 /// The ordering operators `<`, `<=`, `>`, `>=` on numbers and on strings.
 ///
 /// # Errors
@@ -343,5 +400,34 @@ mod tests {
             order("<=", &PyValue::Int(1), &PyValue::Float(1.0)),
             Ok(true)
         );
+    }
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::*;
+
+    /// `str.format(symbol=...)` as Python does it: doubled braces, a missing name as `KeyError`,
+    /// an unmatched brace as `ValueError`.
+    #[test]
+    fn format_named_reads_like_python() {
+        let symbol = PyValue::str("NVDA");
+        let named = [("symbol", &symbol)];
+        assert_eq!(
+            format_named("{symbol} {{x}} }}", &named).expect("formats"),
+            Ok("NVDA {x} }".to_owned())
+        );
+        assert_eq!(
+            format_named("{other}", &named).expect("formats"),
+            Err("other".to_owned())
+        );
+        assert_eq!(
+            format_named("a } b", &named),
+            Err(CallError::raised("Single '}' encountered in format string"))
+        );
+        assert!(matches!(
+            format_named("{symbol:>8}", &named),
+            Err(CallError::Unsupported(_))
+        ));
     }
 }

@@ -1,8 +1,11 @@
 //! The multi-turn fields of an entry: the backends' initial state and the held-back functions.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
+
+use super::long_context::LongContextData;
 
 /// What a multi-turn entry adds to a question: `initial_config`, `involved_classes`,
 /// `missed_function`.
@@ -16,6 +19,10 @@ pub struct MultiTurnSetup {
     /// `miss_func`: per turn index, the functions held back until that turn (withheld from the
     /// model before it; the ground truth of that turn is empty).
     pub missed_function: BTreeMap<usize, Vec<String>>,
+    /// bfcl-eval's long-context filler data, for entries of the long-context categories (not
+    /// part of the record: set by [`BfclDataset::set_long_context`](crate::bfcl::BfclDataset::set_long_context)
+    /// or directly). Without it such entries run only as far as they need no filler.
+    pub long_context: Option<Arc<LongContextData>>,
 }
 
 impl MultiTurnSetup {
@@ -61,6 +68,7 @@ impl MultiTurnSetup {
             initial_config: record.get("initial_config").cloned().unwrap_or(Value::Null),
             involved_classes,
             missed_function,
+            long_context: None,
         }))
     }
 }

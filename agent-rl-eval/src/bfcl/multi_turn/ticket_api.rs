@@ -2,6 +2,7 @@
 //! a counter for new ids and the logged-in user.
 
 use super::backend::{Backend, CallError, Method, optional, required};
+use super::long_context::LongContext;
 use super::pyobject::{config_or, format, get_item, hashable, lower, no_attribute, order};
 use super::pyops::{self, truthy};
 use super::value::PyValue;
@@ -259,7 +260,11 @@ impl Backend for TicketApi {
         METHODS
     }
 
-    fn load_scenario(&mut self, config: &PyValue, _long_context: bool) -> Result<(), CallError> {
+    fn load_scenario(
+        &mut self,
+        config: &PyValue,
+        _long_context: &LongContext,
+    ) -> Result<(), CallError> {
         self.ticket_queue = config_or(config, "ticket_queue", PyValue::List(Vec::new()));
         self.ticket_counter = config_or(config, "ticket_counter", PyValue::Int(1));
         self.current_user = config_or(config, "current_user", PyValue::None);

@@ -2,14 +2,15 @@
 //! stock quotes, a watch list and a transaction history whose timestamps are drawn from a seeded
 //! `random.Random` within the day after the class's fixed "now" (2024-09-01 10:30).
 //!
-//! Long-context mode (which pads some answers with bfcl-eval's filler data) loads, but the calls
-//! whose answers it pads report unsupported.
+//! Long-context mode pads some answers with bfcl-eval's filler data ([`LongContextData`]); without
+//! the data those calls report unsupported.
 
 use super::backend::{Backend, CallError, Method, optional, required};
+use super::long_context::{LongContext, LongContextData};
 use super::py_random::PyRandom;
 use super::pyobject::{
-    config_or, contains, dict_get, format, get_item, get_item_mut, hashable, lower, no_attribute,
-    order, set_item, to_float, to_int,
+    config_or, contains, dict_get, format, format_named, get_item, get_item_mut, hashable, lower,
+    no_attribute, order, set_item, to_float, to_int,
 };
 use super::pyops::{self, truthy};
 use super::pytime::{DateTime, strptime};
@@ -133,7 +134,7 @@ pub struct TradingBot {
     stocks: PyValue,
     watch_list: PyValue,
     transaction_history: PyValue,
-    long_context: bool,
+    long_context: LongContext,
 }
 
 impl Default for TradingBot {
@@ -148,10 +149,10 @@ impl Default for TradingBot {
             stocks: PyValue::None,
             watch_list: PyValue::None,
             transaction_history: PyValue::None,
-            long_context: false,
+            long_context: LongContext::Off,
         };
         // The default scenario's order keys are ints, so loading it cannot fail.
-        let _ = bot.load(&PyValue::Dict(Vec::new()), false);
+        let _ = bot.load(&PyValue::Dict(Vec::new()), &LongContext::Off);
         bot
     }
 }
@@ -168,12 +169,6 @@ fn key(name: &str) -> PyValue {
     PyValue::str(name)
 }
 
-fn padded(method: &str) -> CallError {
-    CallError::Unsupported(format!(
-        "TradingBot.{method} in long-context mode (bfcl-eval's filler data) is not ported"
-    ))
-}
-
 /// Python's `f"{x:.2f}"` for an `int` or `float`.
 fn fixed2(value: &PyValue) -> Result<String, CallError> {
     match value {
@@ -188,7 +183,7 @@ fn fixed2(value: &PyValue) -> Result<String, CallError> {
 }
 
 impl TradingBot {
-    fn load(&mut self, config: &PyValue, long_context: bool) -> Result<(), CallError> {
+    fn load(&mut self, config: &PyValue, long_context: &LongContext) -> Result<(), CallError> {
         let orders = config_or(config, "orders", defaults::orders());
         let PyValue::Dict(pairs) = orders else {
             return Err(no_attribute(&orders, "items"));
@@ -218,13 +213,18 @@ impl TradingBot {
         );
         self.transaction_history =
             config_or(config, "transaction_history", PyValue::List(Vec::new()));
-        self.long_context = long_context;
+        self.long_context = long_context.clone();
         let seed = match config.get("random_seed") {
             Some(PyValue::Int(seed)) => *seed,
             _ => DEFAULT_SEED,
         };
         self.random = PyRandom::new(seed);
         Ok(())
+    }
+
+    /// The filler data in long-context mode (`None` otherwise).
+    fn filler(&self, method: &str) -> Result<Option<&LongContextData>, CallError> {
+        self.long_context.filler(&format!("TradingBot.{method}"))
     }
 
     fn timestamp(&mut self) -> PyValue {
@@ -373,8 +373,8 @@ impl TradingBot {
                 kept.push(transaction);
             }
         }
-        if self.long_context {
-            return Err(padded("get_transaction_history"));
+        if let Some(filler) = self.filler("get_transaction_history")? {
+            kept.extend(filler.transaction_history.iter().cloned());
         }
         Ok(one("transaction_history", PyValue::List(kept)))
     }
@@ -456,6 +456,24 @@ impl TradingBot {
     }
 }
 
+/// `get_order_details` in long-context mode: a copy of the order with the filler's texts,
+/// formatted with the order's symbol, as `metadata` (a formatting `KeyError` as an error answer).
+fn order_with_metadata(order: &PyValue, filler: &LongContextData) -> Result<PyValue, CallError> {
+    let mut order = order.clone();
+    let symbol = get_item(&order, &key("symbol"))?.clone();
+    let mut metadata = Vec::with_capacity(filler.order_detail.len());
+    for (name, template) in &filler.order_detail {
+        match format_named(template, &[("symbol", &symbol)])? {
+            Ok(text) => metadata.push((name.clone(), PyValue::Str(text))),
+            Err(field) => {
+                return Ok(error(format!("KeyError during formatting: '{field}'")));
+            }
+        }
+    }
+    set_item(&mut order, key("metadata"), PyValue::Dict(metadata))?;
+    Ok(order)
+}
+
 impl Backend for TradingBot {
     fn class_name(&self) -> &'static str {
         "TradingBot"
@@ -465,7 +483,11 @@ impl Backend for TradingBot {
         METHODS
     }
 
-    fn load_scenario(&mut self, config: &PyValue, long_context: bool) -> Result<(), CallError> {
+    fn load_scenario(
+        &mut self,
+        config: &PyValue,
+        long_context: &LongContext,
+    ) -> Result<(), CallError> {
         self.load(config, long_context)
     }
 
@@ -491,8 +513,11 @@ impl Backend for TradingBot {
                         format(&symbol)
                     )));
                 }
-                if self.long_context {
-                    return Err(padded("get_stock_info"));
+                if let Some(filler) = self.filler("get_stock_info")? {
+                    let mut stock = get_item(&self.stocks, &symbol)?.clone();
+                    set_item(&mut stock, key("MA(5)"), filler.ma_5.clone())?;
+                    set_item(&mut stock, key("MA(20)"), filler.ma_20.clone())?;
+                    return Ok(stock);
                 }
                 Ok(get_item(&self.stocks, &symbol)?.clone())
             }
@@ -511,8 +536,8 @@ impl Backend for TradingBot {
                         ids.repr()
                     )));
                 }
-                if self.long_context {
-                    return Err(padded("get_order_details"));
+                if let Some(filler) = self.filler("get_order_details")? {
+                    return order_with_metadata(get_item(&self.orders, &id)?, filler);
                 }
                 Ok(get_item(&self.orders, &id)?.clone())
             }
@@ -593,8 +618,10 @@ impl Backend for TradingBot {
                         "Error: User not authenticated. Please log in to view the watchlist.",
                     )]));
                 }
-                if self.long_context {
-                    return Err(padded("get_watchlist"));
+                if let Some(filler) = self.filler("get_watchlist")? {
+                    let mut list = pyops::iterate(&self.watch_list)?;
+                    list.extend(filler.watch_list.iter().cloned());
+                    return Ok(PyValue::List(list));
                 }
                 Ok(one("watchlist", self.watch_list.clone()))
             }
@@ -617,20 +644,21 @@ impl Backend for TradingBot {
             "get_available_stocks" => {
                 let sector = next();
                 hashable(&sector)?;
-                if self.long_context {
-                    return Err(padded("get_available_stocks"));
-                }
-                let list: &[&str] = if sector == PyValue::str("Technology") {
-                    &["AAPL", "GOOG", "MSFT", "NVDA"]
+                let mut list: Vec<PyValue> = if sector == PyValue::str("Technology") {
+                    ["AAPL", "GOOG", "MSFT", "NVDA"].map(PyValue::str).into()
                 } else if sector == PyValue::str("Automobile") {
-                    &["TSLA", "F", "GM"]
+                    ["TSLA", "F", "GM"].map(PyValue::str).into()
                 } else {
-                    &[]
+                    Vec::new()
                 };
-                Ok(one(
-                    "stock_list",
-                    PyValue::List(list.iter().map(|s| PyValue::str(*s)).collect()),
-                ))
+                if let Some(filler) = self.filler("get_available_stocks")? {
+                    if sector == PyValue::str("Technology") {
+                        list.extend(filler.technology.iter().cloned());
+                    } else if sector == PyValue::str("Automobile") {
+                        list.extend(filler.automobile.iter().cloned());
+                    }
+                }
+                Ok(one("stock_list", PyValue::List(list)))
             }
             "filter_stocks_by_price" => {
                 let (symbols, low, high) = (next(), next(), next());
@@ -664,7 +692,7 @@ impl Backend for TradingBot {
             ("stocks", self.stocks.clone()),
             ("watch_list", self.watch_list.clone()),
             ("transaction_history", self.transaction_history.clone()),
-            ("long_context", PyValue::Bool(self.long_context)),
+            ("long_context", PyValue::Bool(self.long_context.is_on())),
         ]
     }
 }

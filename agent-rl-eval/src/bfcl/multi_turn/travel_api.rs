@@ -2,11 +2,17 @@
 //! registered credit cards, bookings with invoices and insurance, fixed route costs and exchange
 //! rates; tokens, card ids, balances and booking ids drawn from a seeded `random.Random`.
 //!
-//! Not ported (reported unsupported): long-context loading (bfcl-eval's filler cards and
-//! bookings), and `book_flight`'s invalid-class text, which prints a Python `set` whose order
-//! depends on the process's string hashing.
+//! Long-context mode merges bfcl-eval's filler cards and bookings ([`LongContextData`]) into the
+//! scenario's and lists every route's cost in `get_flight_cost`; without the data it is reported
+//! unsupported.
+//!
+//! Not ported (reported unsupported): a call that changes the balance of a filler card (upstream
+//! the card object is shared by the model's and the ground truth's instances and by later entries
+//! of the process, so the change leaks between them), and `book_flight`'s invalid-class text,
+//! which prints a Python `set` whose order depends on the process's string hashing.
 
 use super::backend::{Backend, CallError, Method, optional, required};
+use super::long_context::LongContext;
 use super::py_random::PyRandom;
 use super::pyobject::{
     config_or, contains, format, get_item, get_item_mut, hashable, no_attribute, order, remove_key,
@@ -158,6 +164,8 @@ pub struct TravelApi {
     user_last_name: PyValue,
     budget_limit: PyValue,
     long_context: bool,
+    /// The card ids merged from the long-context filler data (shared objects upstream).
+    filler_cards: Vec<PyValue>,
     /// `_flight_cost_lookup`: the last `get_flight_cost` query's key and cost.
     last_flight_cost: Option<(String, f64)>,
 }
@@ -176,6 +184,7 @@ impl Default for TravelApi {
             user_last_name: PyValue::None,
             budget_limit: PyValue::None,
             long_context: false,
+            filler_cards: Vec::new(),
             last_flight_cost: None,
         }
     }
@@ -312,18 +321,36 @@ impl TravelApi {
                 return Err(no_attribute(&character, "isdigit"));
             }
         }
-        if self.long_context {
-            return Err(CallError::Unsupported(
-                "TravelAPI.get_flight_cost in long-context mode is not ported".into(),
-            ));
-        }
         let multiplier = if digit_sum.is_multiple_of(2) { 2 } else { 1 };
         let cost = (base * factor * multiplier) as f64;
         self.last_flight_cost = Some((flight_key(from, to, class, date), cost));
+        // Long-context mode lists the cost of every route (in the class's order) for the class
+        // and date; the looked-up cost stays the asked route's.
+        let costs = if self.long_context {
+            ROUTES
+                .iter()
+                .map(|(_, _, base)| PyValue::Float((base * factor * multiplier) as f64))
+                .collect()
+        } else {
+            vec![PyValue::Float(cost)]
+        };
         Ok(Ok(PyValue::dict([(
             "travel_cost_list",
-            PyValue::List(vec![PyValue::Float(cost)]),
+            PyValue::List(costs),
         )])))
+    }
+
+    /// Refuses a balance change of a card merged from the long-context filler data.
+    fn check_owned_card(&self, card_id: &PyValue, method: &str) -> Result<(), CallError> {
+        if self.filler_cards.contains(card_id) {
+            return Err(CallError::Unsupported(format!(
+                "TravelAPI.{method} changes the balance of long-context filler card {}, an \
+                 object bfcl-eval shares between the model's and the ground truth's instances \
+                 (and later entries): not reproduced",
+                card_id.repr()
+            )));
+        }
+        Ok(())
     }
 
     fn book_flight(&mut self, args: &[PyValue]) -> Result<PyValue, CallError> {
@@ -388,6 +415,7 @@ impl TravelApi {
         if self.budget_limit != PyValue::None && order("<", &balance, &self.budget_limit)? {
             return Ok(refused(flag, "Balance is less than budget limit"));
         }
+        self.check_owned_card(card_id, "book_flight")?;
         let card = get_item_mut(&mut self.credit_card_list, card_id)?;
         set_item(card, key("balance"), pyops::sub(&balance, &cost)?)?;
         let booking_id = PyValue::Str(self.random.randint(1_000_000, 9_999_999).to_string());
@@ -402,11 +430,16 @@ impl TravelApi {
             ("transaction_id", transaction_id.clone()),
         ]);
         set_item(&mut self.booking_record, booking_id.clone(), booking)?;
+        let history = if self.long_context {
+            self.booking_record.clone()
+        } else {
+            PyValue::Dict(Vec::new())
+        };
         Ok(PyValue::dict([
             ("booking_id", booking_id),
             ("transaction_id", transaction_id),
             ("booking_status", PyValue::Bool(true)),
-            ("booking_history", PyValue::Dict(Vec::new())),
+            ("booking_history", history),
         ]))
     }
 
@@ -451,6 +484,7 @@ impl TravelApi {
         let booking = get_item(&self.booking_record, booking_id)?;
         let card_id = get_item(booking, &key("card_id"))?.clone();
         let cost = get_item(booking, &key("travel_cost"))?.clone();
+        self.check_owned_card(&card_id, "cancel_booking")?;
         let card = get_item_mut(&mut self.credit_card_list, &card_id)?;
         let balance = get_item(card, &key("balance"))?.clone();
         set_item(card, key("balance"), pyops::add(&balance, &cost)?)?;
@@ -561,6 +595,7 @@ impl TravelApi {
         if !contains(&self.credit_card_list, card_id)? {
             return Ok(refused(flag, "Credit card not registered"));
         }
+        self.check_owned_card(card_id, "purchase_insurance")?;
         let card = get_item_mut(&mut self.credit_card_list, card_id)?;
         let balance = get_item(card, &key("balance"))?.clone();
         set_item(card, key("balance"), pyops::sub(&balance, cost)?)?;
@@ -581,14 +616,12 @@ impl Backend for TravelApi {
         METHODS
     }
 
-    fn load_scenario(&mut self, config: &PyValue, long_context: bool) -> Result<(), CallError> {
-        if long_context {
-            return Err(CallError::Unsupported(
-                "TravelAPI long-context loading (bfcl-eval's filler cards and bookings) is not \
-                 ported"
-                    .into(),
-            ));
-        }
+    fn load_scenario(
+        &mut self,
+        config: &PyValue,
+        long_context: &LongContext,
+    ) -> Result<(), CallError> {
+        let filler = long_context.filler("TravelAPI loading")?;
         let seed = match config.get("random_seed") {
             Some(PyValue::Int(seed)) => *seed,
             _ => DEFAULT_SEED,
@@ -604,9 +637,24 @@ impl Backend for TravelApi {
             user_first_name: config_or(config, "user_first_name", PyValue::None),
             user_last_name: config_or(config, "user_last_name", PyValue::None),
             budget_limit: config_or(config, "budget_limit", PyValue::None),
-            long_context,
+            long_context: long_context.is_on(),
+            filler_cards: Vec::new(),
             last_flight_cost: None,
         };
+        if let Some(filler) = filler {
+            // `_add_credit_cards` / `_add_booking_records`: ids already in the scenario win.
+            for (id, card) in &filler.credit_cards {
+                if !contains(&self.credit_card_list, id)? {
+                    set_item(&mut self.credit_card_list, id.clone(), card.clone())?;
+                    self.filler_cards.push(id.clone());
+                }
+            }
+            for (id, booking) in &filler.booking_records {
+                if !contains(&self.booking_record, id)? {
+                    set_item(&mut self.booking_record, id.clone(), booking.clone())?;
+                }
+            }
+        }
         Ok(())
     }
 
@@ -733,6 +781,72 @@ mod tests {
     use super::*;
     use crate::bfcl::multi_turn::backend::call_text;
     use crate::bfcl::multi_turn::result_text;
+
+    /// Long-context mode merges the filler's cards and bookings, lists every route's cost, and
+    /// refuses (unsupported) a balance change of a filler card; without the data, loading in
+    /// long-context mode is unsupported.
+    #[test]
+    fn long_context_merges_filler_cards_and_bookings() {
+        use crate::bfcl::multi_turn::long_context::{LongContextData, SAMPLE};
+        use std::sync::Arc;
+        let data = LongContextData::parse(SAMPLE, std::path::Path::new("lc.py")).expect("parses");
+        let mode = LongContext::On(Some(Arc::new(data)));
+        let s = PyValue::str;
+        let config = PyValue::dict([
+            ("access_token", s("tok")),
+            ("token_expires_in", PyValue::Int(5)),
+            (
+                "credit_card_list",
+                PyValue::dict([("2222", PyValue::dict([("balance", PyValue::Float(9e3))]))]),
+            ),
+        ]);
+        let mut api = TravelApi::default();
+        api.load_scenario(&config, &mode).expect("loads");
+        let cards = api.credit_card_list.repr();
+        assert!(
+            cards.starts_with("{'2222': ") && cards.contains("'1111': {"),
+            "{cards}"
+        );
+        assert!(api.booking_record.repr().contains("'booking_1'"));
+        let costs = api
+            .call(
+                "get_flight_cost",
+                vec![s("SFO"), s("LAX"), s("2024-11-15"), s("economy")],
+            )
+            .expect("costs");
+        let Some(PyValue::List(costs)) = costs.get("travel_cost_list") else {
+            panic!("{costs:?}");
+        };
+        assert_eq!(costs.len(), ROUTES.len());
+        assert_eq!(costs[0], PyValue::Float(400.0));
+        let book = |api: &mut TravelApi, card: &str| {
+            let text = PyValue::str;
+            api.call(
+                "book_flight",
+                vec![
+                    text("tok"),
+                    text(card),
+                    text("2024-11-15"),
+                    text("SFO"),
+                    text("LAX"),
+                    text("economy"),
+                ],
+            )
+        };
+        let booked = book(&mut api, "2222").expect("books");
+        assert!(
+            booked.repr().contains("'booking_history': {'booking_1'"),
+            "{booked:?}"
+        );
+        assert!(matches!(
+            book(&mut api, "1111"),
+            Err(CallError::Unsupported(reason)) if reason.contains("filler card '1111'")
+        ));
+        let missing = TravelApi::default().load_scenario(&config, &LongContext::On(None));
+        assert!(
+            matches!(missing, Err(CallError::Unsupported(reason)) if reason.contains("TravelAPI loading"))
+        );
+    }
 
     /// Results as bfcl-eval's `TravelAPI` (default scenario) returns them.
     #[test]

@@ -9,6 +9,7 @@
 //! mentions, so only model results can meet the difference.
 
 use super::backend::{Backend, CallError, Method, optional, required};
+use super::long_context::LongContext;
 use super::pyobject::{
     config_or, contains, dict_get, format, get_item, get_item_mut, lower, no_attribute, set_item,
     to_int,
@@ -350,7 +351,11 @@ impl Backend for TwitterApi {
         METHODS
     }
 
-    fn load_scenario(&mut self, config: &PyValue, _long_context: bool) -> Result<(), CallError> {
+    fn load_scenario(
+        &mut self,
+        config: &PyValue,
+        _long_context: &LongContext,
+    ) -> Result<(), CallError> {
         self.load(config)
     }
 

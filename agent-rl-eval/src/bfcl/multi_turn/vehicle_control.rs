@@ -2,12 +2,13 @@
 //! doors, climate, lights, brakes, cruise control, navigation and tyres; outside temperature
 //! and current speed drawn from a seeded `random.Random`.
 //!
-//! Long-context mode loads, but the calls whose answers it pads with bfcl-eval's filler data
-//! report unsupported.
+//! Long-context mode pads some answers with bfcl-eval's filler data ([`LongContextData`]);
+//! without the data those calls report unsupported.
 
 use super::backend::{Backend, CallError, Method, optional, required};
+use super::long_context::{LongContext, LongContextData};
 use super::py_random::PyRandom;
-use super::pyobject::{config_or, get_item_mut, no_attribute, order, to_float};
+use super::pyobject::{config_or, get_item_mut, no_attribute, order, set_item, to_float};
 use super::pyops::{self, truthy};
 use super::value::PyValue;
 
@@ -174,7 +175,7 @@ pub struct VehicleControlApi {
     frontRightTirePressure: PyValue,
     rearLeftTirePressure: PyValue,
     rearRightTirePressure: PyValue,
-    long_context: bool,
+    long_context: LongContext,
 }
 
 impl Default for VehicleControlApi {
@@ -203,10 +204,10 @@ impl Default for VehicleControlApi {
             frontRightTirePressure: PyValue::None,
             rearLeftTirePressure: PyValue::None,
             rearRightTirePressure: PyValue::None,
-            long_context: false,
+            long_context: LongContext::Off,
         };
         // The default door map is a dict, so loading the default scenario cannot fail.
-        let _ = api.load(&PyValue::Dict(Vec::new()), false);
+        let _ = api.load(&PyValue::Dict(Vec::new()), &LongContext::Off);
         api
     }
 }
@@ -223,12 +224,6 @@ fn float(x: f64) -> PyValue {
     PyValue::Float(x)
 }
 
-fn padded(method: &str) -> CallError {
-    CallError::Unsupported(format!(
-        "VehicleControlAPI.{method} in long-context mode (bfcl-eval's filler data) is not ported"
-    ))
-}
-
 /// `low <= value <= high` (Python's chained comparison).
 fn within(low: i64, value: &PyValue, high: i64) -> Result<bool, CallError> {
     Ok(order("<=", &PyValue::Int(low), value)? && order("<=", value, &PyValue::Int(high))?)
@@ -242,7 +237,7 @@ fn default_doors() -> PyValue {
 }
 
 impl VehicleControlApi {
-    fn load(&mut self, config: &PyValue, long_context: bool) -> Result<(), CallError> {
+    fn load(&mut self, config: &PyValue, long_context: &LongContext) -> Result<(), CallError> {
         let seed = match config.get("random_seed") {
             Some(PyValue::Int(seed)) => *seed,
             _ => DEFAULT_SEED,
@@ -278,7 +273,7 @@ impl VehicleControlApi {
         self.frontRightTirePressure = get("frontRightTirePressure", float(32.0));
         self.rearLeftTirePressure = get("rearLeftTirePressure", float(30.0));
         self.rearRightTirePressure = get("rearRightTirePressure", float(30.0));
-        self.long_context = long_context;
+        self.long_context = long_context.clone();
         Ok(())
     }
 
@@ -386,12 +381,19 @@ impl VehicleControlApi {
         ]))
     }
 
+    /// The filler data in long-context mode (`None` otherwise).
+    fn filler(&self, method: &str) -> Result<Option<&LongContextData>, CallError> {
+        self.long_context
+            .filler(&format!("VehicleControlAPI.{method}"))
+    }
+
     fn display_car_status(&self, option: &PyValue) -> Result<PyValue, CallError> {
-        if self.long_context {
-            return Err(padded("displayCarStatus"));
-        }
+        let mut fields: Vec<(&str, PyValue)> = match self.filler("displayCarStatus")? {
+            Some(filler) => vec![("metadata", filler.car_status_metadata.clone())],
+            None => Vec::new(),
+        };
         let is = |name: &str| *option == PyValue::str(name);
-        let fields: Vec<(&str, PyValue)> = if is("fuel") {
+        fields.extend(if is("fuel") {
             vec![("fuelLevel", self.fuelLevel.clone())]
         } else if is("battery") {
             vec![("batteryVoltage", self.batteryVoltage.clone())]
@@ -421,7 +423,7 @@ impl VehicleControlApi {
             vec![("engineState", self.engine_state.clone())]
         } else {
             vec![("error", PyValue::str("Invalid option"))]
-        };
+        });
         Ok(PyValue::dict(fields))
     }
 
@@ -430,9 +432,9 @@ impl VehicleControlApi {
         if !engage && *mode != PyValue::str("release") {
             return Ok(error("Invalid mode"));
         }
-        if self.long_context {
-            return Err(padded("activateParkingBrake"));
-        }
+        let instruction = self
+            .filler("activateParkingBrake")?
+            .map(|filler| filler.parking_brake_instruction.clone());
         let (status, force) = if engage {
             ("engaged", 500.0)
         } else {
@@ -441,11 +443,12 @@ impl VehicleControlApi {
         self.parkingBrakeStatus = PyValue::str(status);
         self.parking_brake_force = float(force);
         self.slope_angle = float(10.0);
-        Ok(PyValue::dict([
+        let instruction = instruction.map(|text| ("parkingBrakeInstruction", text));
+        Ok(PyValue::dict(instruction.into_iter().chain([
             ("parkingBrakeStatus", PyValue::str(status)),
             ("_parkingBrakeForce", float(force)),
             ("_slopeAngle", float(10.0)),
-        ]))
+        ])))
     }
 
     fn press_brake(&mut self, position: &PyValue) -> Result<PyValue, CallError> {
@@ -503,23 +506,28 @@ impl VehicleControlApi {
     }
 
     fn estimate_distance(&self, city_a: &PyValue, city_b: &PyValue) -> Result<PyValue, CallError> {
-        if self.long_context {
-            return Err(padded("estimate_distance"));
-        }
+        let cities = self
+            .filler("estimate_distance")?
+            .map(|filler| filler.intermediary_cities.clone());
         let known = DISTANCES.iter().find(|(a, b, _)| {
             (*city_a == PyValue::str(*a) && *city_b == PyValue::str(*b))
                 || (*city_a == PyValue::str(*b) && *city_b == PyValue::str(*a))
         });
-        Ok(match known {
+        let mut distance = match known {
             Some((_, _, distance)) => one("distance", float(*distance)),
             None => error("distance not found in database."),
-        })
+        };
+        if let Some(cities) = cities {
+            set_item(&mut distance, PyValue::str("intermediaryCities"), cities)?;
+        }
+        Ok(distance)
     }
 
     fn check_tire_pressure(&self) -> Result<PyValue, CallError> {
-        if self.long_context {
-            return Err(padded("check_tire_pressure"));
-        }
+        let car_info = match self.filler("check_tire_pressure")? {
+            Some(filler) => filler.car_status_metadata.clone(),
+            None => PyValue::Dict(Vec::new()),
+        };
         let tires = [
             &self.frontLeftTirePressure,
             &self.frontRightTirePressure,
@@ -539,7 +547,7 @@ impl VehicleControlApi {
             ("rearLeftTirePressure", tires[2].clone()),
             ("rearRightTirePressure", tires[3].clone()),
             ("healthy_tire_pressure", PyValue::Bool(healthy)),
-            ("car_info", PyValue::Dict(Vec::new())),
+            ("car_info", car_info),
         ]))
     }
 }
@@ -553,7 +561,11 @@ impl Backend for VehicleControlApi {
         METHODS
     }
 
-    fn load_scenario(&mut self, config: &PyValue, long_context: bool) -> Result<(), CallError> {
+    fn load_scenario(
+        &mut self,
+        config: &PyValue,
+        long_context: &LongContext,
+    ) -> Result<(), CallError> {
         self.load(config, long_context)
     }
 
@@ -565,13 +577,13 @@ impl Backend for VehicleControlApi {
             "lockDoors" => self.lock_doors(&arg(0), &arg(1)),
             "adjustClimateControl" => self.adjust_climate(&args),
             "get_outside_temperature_from_google" => {
-                if self.long_context {
-                    return Err(padded("get_outside_temperature_from_google"));
-                }
-                Ok(one(
-                    "outsideTemperature",
-                    float(self.random.uniform(-10.0, 40.0)),
-                ))
+                let mut answer = match self.filler("get_outside_temperature_from_google")? {
+                    Some(filler) => filler.long_weather.clone(),
+                    None => PyValue::Dict(Vec::new()),
+                };
+                let temperature = float(self.random.uniform(-10.0, 40.0));
+                set_item(&mut answer, PyValue::str("outsideTemperature"), temperature)?;
+                Ok(answer)
             }
             "get_outside_temperature_from_weather_com" => Ok(one("error", PyValue::Int(404))),
             "setHeadlights" => {
@@ -667,7 +679,7 @@ impl Backend for VehicleControlApi {
             ),
             ("rearLeftTirePressure", self.rearLeftTirePressure.clone()),
             ("rearRightTirePressure", self.rearRightTirePressure.clone()),
-            ("long_context", PyValue::Bool(self.long_context)),
+            ("long_context", PyValue::Bool(self.long_context.is_on())),
         ]
     }
 }

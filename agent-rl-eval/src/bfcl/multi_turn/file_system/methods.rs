@@ -343,21 +343,20 @@ impl Backend for GorillaFileSystem {
         METHODS
     }
 
-    fn load_scenario(&mut self, config: &PyValue, long_context: bool) -> Result<(), CallError> {
-        if long_context {
-            return Err(CallError::Unsupported(
-                "GorillaFileSystem long-context loading (bfcl-eval's filler text) is not ported"
-                    .into(),
-            ));
-        }
+    fn load_scenario(
+        &mut self,
+        config: &PyValue,
+        long_context: &LongContext,
+    ) -> Result<(), CallError> {
+        let filler = long_context.filler("GorillaFileSystem loading")?;
         *self = Self::default();
-        self.long_context = Some(long_context);
+        self.long_context = Some(long_context.is_on());
         if let Some(PyValue::Dict(pairs)) = config.get("root")
             && let Some((name, data)) = pairs.first()
         {
             let root = self.new_dir(&name.to_py_str(), None);
             let contents = data.get("contents").cloned().unwrap_or(PyValue::None);
-            self.load_directory(&contents, root)?;
+            self.load_directory(&contents, root, filler)?;
             self.root = root;
         }
         self.current = self.root;
