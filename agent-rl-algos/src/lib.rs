@@ -61,6 +61,7 @@
 #![warn(missing_docs)]
 
 pub mod advantages;
+mod build_checks;
 pub mod checkpoint_dir;
 pub mod config;
 pub mod curriculum;
