@@ -81,6 +81,7 @@ pub mod reference;
 pub mod reward_model;
 pub mod rollout;
 pub mod sft;
+mod supervised;
 pub mod toy;
 pub mod trainer_state;
 pub mod whiten;
