@@ -61,6 +61,7 @@
 #![warn(missing_docs)]
 
 pub mod advantages;
+mod build_checks;
 pub mod checkpoint_dir;
 pub mod config;
 pub mod curriculum;
@@ -80,6 +81,7 @@ pub mod reference;
 pub mod reward_model;
 pub mod rollout;
 pub mod sft;
+mod supervised;
 pub mod toy;
 pub mod trainer_state;
 pub mod whiten;

@@ -7,6 +7,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use agent_rl_core::Qwen2ForCausalLm;
+use agent_rl_core::lora::{LoraConfig, load_adapter, save_adapter};
+use agent_rl_core::weights::{LoadOptions, SaveOptions, load_pretrained, save_pretrained};
 use burn::module::{AutodiffModule, Module, ModuleVisitor, Param, ParamId};
 use burn::optim::adaptor::OptimizerAdaptor;
 use burn::optim::{AdamW, Optimizer};
@@ -163,4 +166,62 @@ pub(crate) fn load_optimizer<B: AutodiffBackend, M: AutodiffModule<B>>(
         })
         .collect::<Result<_>>()?;
     Ok(init_adamw::<B, M>(config).load_record(record))
+}
+
+/// Writes a run's policy into checkpoint `dir`: `model/` in Hugging Face layout, or with
+/// `lora` only its adapters in PEFT's layout (`adapter/`); and `reference/` when a reference
+/// model is kept.
+///
+/// # Errors
+/// Model export errors.
+pub(crate) fn save_policy<B: AutodiffBackend>(
+    dir: &Path,
+    policy: &Qwen2ForCausalLm<B>,
+    lora: Option<&LoraConfig>,
+    reference: Option<&Qwen2ForCausalLm<B::InnerBackend>>,
+) -> Result<()> {
+    match lora {
+        Some(lora) => save_adapter(policy, lora, None, &dir.join("adapter"))?,
+        None => save_pretrained(policy, &dir.join("model"), SaveOptions::default())?,
+    }
+    if let Some(reference) = reference {
+        save_pretrained(reference, &dir.join("reference"), SaveOptions::default())?;
+    }
+    Ok(())
+}
+
+/// Reads the policy [`save_policy`] wrote into `dir`: with `lora` the saved adapters go onto
+/// `current`'s frozen base (the model the run started from) and must have `lora`'s settings.
+///
+/// # Errors
+/// [`AlgoError::Checkpoint`] for an adapter with other settings; model load errors.
+pub(crate) fn load_policy<B: AutodiffBackend>(
+    dir: &Path,
+    current: &Qwen2ForCausalLm<B>,
+    lora: Option<&LoraConfig>,
+) -> Result<Qwen2ForCausalLm<B>> {
+    let Some(lora) = lora else {
+        let device = current.device();
+        return Ok(load_pretrained::<B>(&dir.join("model"), LoadOptions::default(), &device)?.0);
+    };
+    let adapter_dir = dir.join("adapter");
+    let (model, saved) = load_adapter(current.without_adapters(), &adapter_dir)?;
+    if saved.resolved() != lora.resolved() {
+        return Err(checkpoint_error(
+            &adapter_dir,
+            format!("holds an adapter with {saved:?}, the trainer has {lora:?}"),
+        ));
+    }
+    Ok(model)
+}
+
+/// Reads the reference model [`save_policy`] wrote into `dir`.
+///
+/// # Errors
+/// Model load errors.
+pub(crate) fn load_reference<B: AutodiffBackend>(
+    dir: &Path,
+    device: &B::Device,
+) -> Result<Qwen2ForCausalLm<B::InnerBackend>> {
+    Ok(load_pretrained(&dir.join("reference"), LoadOptions::default(), device)?.0)
 }

@@ -16,6 +16,7 @@ use axum::routing::{get, post};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::oneshot;
 
 use super::auth::ApiKey;
 use super::engine::{Command, Engine, Job, JobEvent};
@@ -130,6 +131,19 @@ impl AppState {
         Ok(receiver)
     }
 
+    /// Sends the worker the command `make` builds around a reply channel and waits for the
+    /// reply.
+    async fn ask<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<T>) -> Command,
+    ) -> Result<T, ApiError> {
+        let (reply, answer) = oneshot::channel();
+        self.engine.command(make(reply))?;
+        answer
+            .await
+            .map_err(|_| ApiError::internal("the generation worker stopped"))
+    }
+
     fn check_lora_allowed(&self) -> Result<(), ApiError> {
         forbidden_unless(
             self.allow_runtime_lora,
@@ -172,12 +186,11 @@ async fn wait(mut events: UnboundedReceiver<JobEvent>) -> Result<Vec<Generation>
     Err(ApiError::internal("the generation worker stopped"))
 }
 
-fn answer(result: Result<Response, ApiError>) -> Response {
-    result.unwrap_or_else(IntoResponse::into_response)
-}
-
-async fn models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    answer(state.authorize(&headers).map(|()| {
+async fn models(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    state.authorize(&headers).map(|()| {
         let mut data = vec![json!({
             "id": state.model_name, "object": "model", "created": state.created,
             "owned_by": "agent-rl", "root": state.model_name, "parent": null,
@@ -190,22 +203,14 @@ async fn models(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Respo
             })));
         }
         axum::Json(json!({"object": "list", "data": data})).into_response()
-    }))
-}
-
-async fn load_lora(
-    State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    answer(load_lora_inner(state, headers, body).await)
+    })
 }
 
 /// vLLM's `POST /v1/load_lora_adapter {"lora_name", "lora_path"}`: a PEFT adapter directory
 /// on the server's disk, served under `lora_name`; loading a name again replaces it (so a
 /// trainer can publish each step's adapter under one name).
-async fn load_lora_inner(
-    state: Arc<AppState>,
+async fn load_lora(
+    State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -218,14 +223,15 @@ async fn load_lora_inner(
             "lora_name must be non-empty and differ from the base model's name",
         ));
     }
-    let (reply, answer) = tokio::sync::oneshot::channel();
-    state.engine.command(Command::LoadAdapter {
-        name: request.lora_name.clone(),
-        path: PathBuf::from(&request.lora_path),
-        reply,
-    })?;
-    match answer.await {
-        Ok(Ok(())) => {
+    let loaded = state
+        .ask(|reply| Command::LoadAdapter {
+            name: request.lora_name.clone(),
+            path: PathBuf::from(&request.lora_path),
+            reply,
+        })
+        .await?;
+    match loaded {
+        Ok(()) => {
             if let Ok(mut names) = state.adapters.write() {
                 names.insert(request.lora_name.clone());
             }
@@ -235,27 +241,18 @@ async fn load_lora_inner(
             )
             .into_response())
         }
-        Ok(Err(message)) => Err(ApiError::invalid(
+        Err(message) => Err(ApiError::invalid(
             "lora_path",
             format!("cannot load the adapter: {message}"),
         )),
-        Err(_) => Err(ApiError::internal("the generation worker stopped")),
     }
-}
-
-async fn update_weights(
-    State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    answer(update_weights_inner(state, headers, body).await)
 }
 
 /// SGLang's `POST /update_weights_from_disk {"model_path"}`: the served base weights are
 /// replaced by the checkpoint (same architecture) between generation batches, and loaded
 /// adapters are re-read onto them; answers SGLang's `{"success": true, "message"}`.
-async fn update_weights_inner(
-    state: Arc<AppState>,
+async fn update_weights(
+    State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -270,34 +267,24 @@ async fn update_weights_inner(
             format!("load_format `{format}` is not supported (auto or safetensors)"),
         ));
     }
-    let (reply, answer) = tokio::sync::oneshot::channel();
-    state.engine.command(Command::LoadWeights {
-        path: PathBuf::from(&request.model_path),
-        reply,
-    })?;
-    match answer.await {
-        Ok(Ok(message)) => {
-            Ok(axum::Json(json!({"success": true, "message": message})).into_response())
-        }
-        Ok(Err(message)) => Err(ApiError::invalid(
+    let loaded = state
+        .ask(|reply| Command::LoadWeights {
+            path: PathBuf::from(&request.model_path),
+            reply,
+        })
+        .await?;
+    match loaded {
+        Ok(message) => Ok(axum::Json(json!({"success": true, "message": message})).into_response()),
+        Err(message) => Err(ApiError::invalid(
             "model_path",
             format!("cannot load the weights: {message}"),
         )),
-        Err(_) => Err(ApiError::internal("the generation worker stopped")),
     }
 }
 
+/// vLLM's `POST /v1/unload_lora_adapter {"lora_name"}`.
 async fn unload_lora(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    answer(unload_lora_inner(state, headers, body).await)
-}
-
-/// vLLM's `POST /v1/unload_lora_adapter {"lora_name"}`.
-async fn unload_lora_inner(
-    state: Arc<AppState>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -307,43 +294,37 @@ async fn unload_lora_inner(
     if let Ok(mut names) = state.adapters.write() {
         names.remove(&request.lora_name);
     }
-    let (reply, answer) = tokio::sync::oneshot::channel();
-    state.engine.command(Command::UnloadAdapter {
-        name: request.lora_name.clone(),
-        reply,
-    })?;
-    match answer.await {
-        Ok(true) => Ok(format!(
+    let removed = state
+        .ask(|reply| Command::UnloadAdapter {
+            name: request.lora_name.clone(),
+            reply,
+        })
+        .await?;
+    if removed {
+        Ok(format!(
             "Success: LoRA adapter '{}' removed successfully.",
             request.lora_name
         )
-        .into_response()),
-        Ok(false) => Err(ApiError {
+        .into_response())
+    } else {
+        Err(ApiError {
             param: Some("lora_name".into()),
             ..ApiError::unknown_model(&request.lora_name)
-        }),
-        Err(_) => Err(ApiError::internal("the generation worker stopped")),
+        })
     }
 }
 
-async fn metrics(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    answer(
-        state
-            .authorize(&headers)
-            .map(|()| state.engine.metrics.prometheus().into_response()),
-    )
+async fn metrics(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    state
+        .authorize(&headers)
+        .map(|()| state.engine.metrics.prometheus().into_response())
 }
 
 async fn chat(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    answer(chat_inner(state, headers, body).await)
-}
-
-async fn chat_inner(
-    state: Arc<AppState>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -427,14 +408,6 @@ async fn chat_inner(
 
 async fn completions(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    answer(completions_inner(state, headers, body).await)
-}
-
-async fn completions_inner(
-    state: Arc<AppState>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {

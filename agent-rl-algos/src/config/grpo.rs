@@ -1,10 +1,10 @@
 //! [`GrpoConfig`]: every setting of a GRPO run.
 
-use agent_rl_core::{CoreError, SamplingConfig};
+use agent_rl_core::SamplingConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::advantages::AdvantageScaling;
-use crate::config::OptimizerConfig;
+use crate::config::{OptimizerConfig, checks};
 use crate::error::{AlgoError, Result};
 use crate::kl::KlEstimator;
 use crate::loss::{ImportanceSamplingLevel, LossType};
@@ -212,24 +212,15 @@ impl GrpoConfig {
                 ),
             );
         }
-        for (field, value) in [
+        checks::at_least_one(&[
             ("prompts_per_step", self.prompts_per_step),
             ("max_steps", self.max_steps),
             ("num_iterations", self.num_iterations),
             ("max_completion_length", self.max_completion_length),
             ("max_tool_iterations", self.max_tool_iterations),
             ("ref_model_sync_steps", self.ref_model_sync_steps),
-        ] {
-            if value == 0 {
-                return bad(field, "is 0; must be >= 1".into());
-            }
-        }
-        if self.max_prompt_length == Some(0) {
-            return bad(
-                "max_prompt_length",
-                "is 0; set >= 1, or null for no truncation".into(),
-            );
-        }
+        ])?;
+        checks::max_prompt_length(self.max_prompt_length)?;
         if !(self.beta.is_finite() && self.beta >= 0.0) {
             return bad(
                 "beta",
@@ -261,30 +252,12 @@ impl GrpoConfig {
                 ),
             );
         }
-        if self.sampling.max_new_tokens != self.max_completion_length {
-            return bad(
-                "sampling.max_new_tokens",
-                format!(
-                    "is {} but max_completion_length is {}; they must agree — set both with \
-                     GrpoConfig::with_max_completion_length",
-                    self.sampling.max_new_tokens, self.max_completion_length
-                ),
-            );
-        }
-        match self.sampling.validate() {
-            Ok(()) => {}
-            Err(CoreError::InvalidArgument { field, reason }) => {
-                return bad(&format!("sampling.{field}"), reason);
-            }
-            Err(other) => return Err(other.into()),
-        }
-        if self.sampling.is_greedy() {
-            return bad(
-                "sampling.temperature",
-                "is 0 (greedy): all completions of a group would be identical; set > 0 (e.g. 1.0)"
-                    .into(),
-            );
-        }
+        checks::rollout_sampling(
+            &self.sampling,
+            self.max_completion_length,
+            "GrpoConfig::with_max_completion_length",
+            "is 0 (greedy): all completions of a group would be identical; set > 0 (e.g. 1.0)",
+        )?;
         if let Some(cap) = self.rollout_importance_sampling_cap
             && !(cap.is_finite() && cap > 0.0)
         {
@@ -295,12 +268,7 @@ impl GrpoConfig {
                 ),
             );
         }
-        if let Some(i) = self.reward_weights.iter().position(|w| !w.is_finite()) {
-            return bad(
-                &format!("reward_weights[{i}]"),
-                "is not finite; use finite weights".into(),
-            );
-        }
+        checks::reward_weights(&self.reward_weights)?;
         if self.sync_ref_model && !self.needs_reference_model() {
             return bad(
                 "sync_ref_model",

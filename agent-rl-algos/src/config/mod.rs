@@ -1,5 +1,6 @@
 //! Serialisable trainer configurations.
 
+mod checks;
 mod grpo;
 mod optimizer;
 mod ppo;

@@ -1,9 +1,9 @@
 //! [`PpoConfig`]: every setting of a PPO run.
 
-use agent_rl_core::{CoreError, SamplingConfig};
+use agent_rl_core::SamplingConfig;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{MAX_COMPLETIONS_PER_STEP, OptimizerConfig};
+use crate::config::{MAX_COMPLETIONS_PER_STEP, OptimizerConfig, checks};
 use crate::error::{AlgoError, Result};
 use crate::kl::KlEstimator;
 use crate::kl_control::AdaptiveKl;
@@ -196,7 +196,7 @@ impl PpoConfig {
     /// [`AlgoError::InvalidConfig`] naming the first invalid field and how to fix it.
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &str, reason: String| Err(AlgoError::config(field, reason));
-        for (field, value) in [
+        checks::at_least_one(&[
             ("prompts_per_step", self.prompts_per_step),
             ("num_generations", self.num_generations),
             ("max_steps", self.max_steps),
@@ -204,11 +204,7 @@ impl PpoConfig {
             ("num_mini_batches", self.num_mini_batches),
             ("max_completion_length", self.max_completion_length),
             ("max_tool_iterations", self.max_tool_iterations),
-        ] {
-            if value == 0 {
-                return bad(field, "is 0; must be >= 1".into());
-            }
-        }
+        ])?;
         let episodes = self.prompts_per_step.checked_mul(self.num_generations);
         if episodes.is_none_or(|n| n > MAX_COMPLETIONS_PER_STEP) {
             return bad(
@@ -230,12 +226,7 @@ impl PpoConfig {
                 ),
             );
         }
-        if self.max_prompt_length == Some(0) {
-            return bad(
-                "max_prompt_length",
-                "is 0; set >= 1, or null for no truncation".into(),
-            );
-        }
+        checks::max_prompt_length(self.max_prompt_length)?;
         if !(self.cliprange > 0.0 && self.cliprange < 1.0) {
             return bad(
                 "cliprange",
@@ -299,36 +290,13 @@ impl PpoConfig {
                 format!("is {penalty}; set a value >= 0 (it is subtracted), or null"),
             );
         }
-        if self.sampling.max_new_tokens != self.max_completion_length {
-            return bad(
-                "sampling.max_new_tokens",
-                format!(
-                    "is {} but max_completion_length is {}; they must agree — set both with \
-                     PpoConfig::with_max_completion_length",
-                    self.sampling.max_new_tokens, self.max_completion_length
-                ),
-            );
-        }
-        match self.sampling.validate() {
-            Ok(()) => {}
-            Err(CoreError::InvalidArgument { field, reason }) => {
-                return bad(&format!("sampling.{field}"), reason);
-            }
-            Err(other) => return Err(other.into()),
-        }
-        if self.sampling.is_greedy() {
-            return bad(
-                "sampling.temperature",
-                "is 0 (greedy): PPO's importance ratios need the sampling distribution; set > 0 (e.g. 0.7)"
-                    .into(),
-            );
-        }
-        if let Some(i) = self.reward_weights.iter().position(|w| !w.is_finite()) {
-            return bad(
-                &format!("reward_weights[{i}]"),
-                "is not finite; use finite weights".into(),
-            );
-        }
+        checks::rollout_sampling(
+            &self.sampling,
+            self.max_completion_length,
+            "PpoConfig::with_max_completion_length",
+            "is 0 (greedy): PPO's importance ratios need the sampling distribution; set > 0 (e.g. 0.7)",
+        )?;
+        checks::reward_weights(&self.reward_weights)?;
         if let Some(lr) = self.critic_learning_rate
             && !(lr.is_finite() && lr > 0.0)
         {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::OptimizerConfig;
+use crate::config::{OptimizerConfig, checks};
 use crate::error::{AlgoError, Result};
 
 /// Settings of supervised fine-tuning on tool-call demonstrations.
@@ -95,31 +95,12 @@ impl SftConfig {
     /// [`AlgoError::InvalidConfig`] naming the first invalid field and how to fix it.
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &str, reason: String| Err(AlgoError::config(field, reason));
-        if self.num_train_epochs == 0 && self.max_steps.is_none() {
-            return bad(
-                "num_train_epochs",
-                "is 0 and max_steps is null; set one of them >= 1".into(),
-            );
-        }
-        if self.max_steps == Some(0) {
-            return bad(
-                "max_steps",
-                "is 0; set >= 1, or null to run num_train_epochs".into(),
-            );
-        }
-        if self.batch_size == 0 {
-            return bad("batch_size", "is 0; must be >= 1".into());
-        }
-        if self.batch_size > MAX_SFT_BATCH_SIZE {
-            return bad(
-                "batch_size",
-                format!(
-                    "is {}; at most {MAX_SFT_BATCH_SIZE} sequences fit one micro-batch in memory \
-                     (use gradient_accumulation_steps for larger effective batches)",
-                    self.batch_size
-                ),
-            );
-        }
+        checks::epochs_and_batch_size(
+            self.num_train_epochs,
+            self.max_steps,
+            self.batch_size,
+            "sequences",
+        )?;
         if self.max_length < 2 {
             return bad(
                 "max_length",
@@ -129,27 +110,11 @@ impl SftConfig {
                 ),
             );
         }
-        if !(0.0..1.0).contains(&self.eval_fraction) {
-            return bad(
-                "eval_fraction",
-                format!(
-                    "is {}; must be in [0, 1) (0 = no eval split)",
-                    self.eval_fraction
-                ),
-            );
-        }
-        if self.eval_steps == Some(0) {
-            return bad(
-                "eval_steps",
-                "is 0; set >= 1, or null to evaluate only at the end".into(),
-            );
-        }
-        if self.save_steps == Some(0) {
-            return bad(
-                "save_steps",
-                "is 0; set >= 1, or null to save only the final model".into(),
-            );
-        }
-        self.optimizer.validate_with_prefix("optimizer.")
+        checks::eval_save_and_optimizer(
+            self.eval_fraction,
+            self.eval_steps,
+            self.save_steps,
+            &self.optimizer,
+        )
     }
 }

@@ -13,6 +13,7 @@ use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
 
 use super::trainer::GrpoTrainer;
+use crate::build_checks::checkpointing_without_lora_dropout;
 use crate::config::GrpoConfig;
 use crate::error::{AlgoError, Result};
 use crate::metrics::TrainObserver;
@@ -212,31 +213,12 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
     /// checkpoint errors when resuming.
     pub fn build(mut self) -> Result<GrpoTrainer<B>> {
         self.config.validate()?;
-        if self.rewards.is_empty() {
-            return Err(AlgoError::config(
-                "rewards",
-                "no reward function; add one with GrpoTrainerBuilder::add_reward",
-            ));
-        }
-        self.rewards.set_weights(&self.config.reward_weights)?;
-        if self
-            .checkpointing
-            .as_ref()
-            .is_some_and(|c| c.every_steps == 0)
-        {
-            return Err(AlgoError::config(
-                "checkpointing.every_steps",
-                "is 0; set >= 1 optimiser steps between checkpoints",
-            ));
-        }
-        if self.config.gradient_checkpointing && self.lora.as_ref().is_some_and(|l| l.dropout > 0.0)
-        {
-            return Err(AlgoError::config(
-                "gradient_checkpointing",
-                "is true with LoRA dropout > 0: the re-run layer would draw other dropout masks \
-                 than the forward; set lora.dropout = 0 or gradient_checkpointing = false",
-            ));
-        }
+        self.rewards.require_weighted(
+            &self.config.reward_weights,
+            "GrpoTrainerBuilder::add_reward",
+        )?;
+        Checkpointing::check(self.checkpointing.as_ref(), "optimiser steps")?;
+        checkpointing_without_lora_dropout(self.config.gradient_checkpointing, self.lora.as_ref())?;
         self.rollouts.validate(RolloutSetup {
             lora: self.lora.as_ref(),
             multi_turn: self.environments.is_some(),

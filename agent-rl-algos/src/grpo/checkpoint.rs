@@ -12,20 +12,22 @@
 //!   ([`checkpoint_dir`](crate::checkpoint_dir): the directory is written beside its final name
 //!   and renamed into place, so a kill or full disk never leaves a half-written checkpoint).
 //!
-//! The counters and the optimizer state go through [`crate::trainer_state`], shared with PPO.
+//! The models, counters and the optimizer state go through [`crate::trainer_state`], shared
+//! with PPO.
+//!
+//! [`save_pretrained`]: agent_rl_core::weights::save_pretrained
+//! [`save_adapter`]: agent_rl_core::lora::save_adapter
 
 use std::path::Path;
 
-use agent_rl_core::lora::{load_adapter, save_adapter};
-use agent_rl_core::weights::{LoadOptions, SaveOptions, load_pretrained, save_pretrained};
 use burn::tensor::backend::AutodiffBackend;
 
 use super::trainer::GrpoTrainer;
 use crate::checkpoint_dir::{verify_checkpoint_dir, write_checkpoint_dir};
 use crate::error::Result;
 use crate::trainer_state::{
-    FORMAT_VERSION, TrainerState, checkpoint_error, load_optimizer, param_ids, read_trainer_state,
-    save_optimizer, write_json,
+    FORMAT_VERSION, TrainerState, load_optimizer, load_policy, load_reference, param_ids,
+    read_trainer_state, save_optimizer, save_policy, write_json,
 };
 
 impl<B: AutodiffBackend> GrpoTrainer<B> {
@@ -42,13 +44,12 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
     }
 
     fn write_checkpoint_files(&self, dir: &Path) -> Result<()> {
-        match &self.lora {
-            Some(lora) => save_adapter(self.model(), lora, None, &dir.join("adapter"))?,
-            None => save_pretrained(self.model(), &dir.join("model"), SaveOptions::default())?,
-        }
-        if let Some(reference) = &self.reference {
-            save_pretrained(reference, &dir.join("reference"), SaveOptions::default())?;
-        }
+        save_policy(
+            dir,
+            self.model(),
+            self.lora.as_ref(),
+            self.reference.as_ref(),
+        )?;
         save_optimizer(&self.optimizer, dir, "optimizer")?;
         write_json(&dir.join("config.json"), &self.config)?;
         write_json(
@@ -82,25 +83,9 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         verify_checkpoint_dir(dir)?;
         let state = read_trainer_state(dir, self.config.seed)?;
         let device = self.model().device();
-        let model = match &self.lora {
-            // The adapters go onto this trainer's frozen base (the model the run started from).
-            Some(lora) => {
-                let adapter_dir = dir.join("adapter");
-                let (model, saved) = load_adapter(self.model().without_adapters(), &adapter_dir)?;
-                if saved.resolved() != lora.resolved() {
-                    return Err(checkpoint_error(
-                        &adapter_dir,
-                        format!("holds an adapter with {saved:?}, the trainer has {lora:?}"),
-                    ));
-                }
-                model
-            }
-            None => load_pretrained::<B>(&dir.join("model"), LoadOptions::default(), &device)?.0,
-        };
+        let model = load_policy(dir, self.model(), self.lora.as_ref())?;
         if self.reference.is_some() {
-            let reference_dir = dir.join("reference");
-            let (reference, _) = load_pretrained(&reference_dir, LoadOptions::default(), &device)?;
-            self.reference = Some(reference);
+            self.reference = Some(load_reference::<B>(dir, &device)?);
         }
         self.optimizer = load_optimizer(
             &self.config.optimizer,

@@ -166,23 +166,9 @@ impl<B: AutodiffBackend> PpoTrainerBuilder<B> {
     /// policy's in vocabulary; checkpoint errors when resuming.
     pub fn build(mut self) -> Result<PpoTrainer<B>> {
         self.config.validate()?;
-        if self.rewards.is_empty() {
-            return Err(AlgoError::config(
-                "rewards",
-                "no reward function; add one with PpoTrainerBuilder::add_reward",
-            ));
-        }
-        self.rewards.set_weights(&self.config.reward_weights)?;
-        if self
-            .checkpointing
-            .as_ref()
-            .is_some_and(|c| c.every_steps == 0)
-        {
-            return Err(AlgoError::config(
-                "checkpointing.every_steps",
-                "is 0; set >= 1 rollout batches between checkpoints",
-            ));
-        }
+        self.rewards
+            .require_weighted(&self.config.reward_weights, "PpoTrainerBuilder::add_reward")?;
+        Checkpointing::check(self.checkpointing.as_ref(), "rollout batches")?;
         let pad_id = self.tokenizer.pad_id;
         let critic = match self.critic {
             Some(critic) => {

@@ -9,16 +9,15 @@
 use std::path::Path;
 
 use agent_rl_core::Qwen2ForSequenceClassification;
-use agent_rl_core::lora::{load_adapter, save_adapter};
-use agent_rl_core::weights::{LoadOptions, SaveOptions, load_pretrained, save_pretrained};
+use agent_rl_core::weights::{LoadOptions, SaveOptions};
 use burn::tensor::backend::AutodiffBackend;
 
 use super::trainer::PpoTrainer;
 use crate::checkpoint_dir::{verify_checkpoint_dir, write_checkpoint_dir};
 use crate::error::Result;
 use crate::trainer_state::{
-    FORMAT_VERSION, TrainerState, checkpoint_error, load_optimizer, param_ids, read_trainer_state,
-    save_optimizer, write_json,
+    FORMAT_VERSION, TrainerState, load_optimizer, load_policy, load_reference, param_ids,
+    read_trainer_state, save_optimizer, save_policy, write_json,
 };
 
 impl<B: AutodiffBackend> PpoTrainer<B> {
@@ -33,15 +32,14 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
     }
 
     fn write_checkpoint_files(&self, dir: &Path) -> Result<()> {
-        match &self.lora {
-            Some(lora) => save_adapter(self.model(), lora, None, &dir.join("adapter"))?,
-            None => save_pretrained(self.model(), &dir.join("model"), SaveOptions::default())?,
-        }
+        save_policy(
+            dir,
+            self.model(),
+            self.lora.as_ref(),
+            self.reference.as_ref(),
+        )?;
         self.critic()
             .save_pretrained(&dir.join("critic"), SaveOptions::default())?;
-        if let Some(reference) = &self.reference {
-            save_pretrained(reference, &dir.join("reference"), SaveOptions::default())?;
-        }
         save_optimizer(&self.optimizer, dir, "optimizer")?;
         save_optimizer(&self.critic_optimizer, dir, "critic_optimizer")?;
         write_json(&dir.join("config.json"), &self.config)?;
@@ -71,29 +69,14 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
         verify_checkpoint_dir(dir)?;
         let state = read_trainer_state(dir, self.config.seed)?;
         let device = self.model().device();
-        let model = match &self.lora {
-            Some(lora) => {
-                let adapter_dir = dir.join("adapter");
-                let (model, saved) = load_adapter(self.model().without_adapters(), &adapter_dir)?;
-                if saved.resolved() != lora.resolved() {
-                    return Err(checkpoint_error(
-                        &adapter_dir,
-                        format!("holds an adapter with {saved:?}, the trainer has {lora:?}"),
-                    ));
-                }
-                model
-            }
-            None => load_pretrained::<B>(&dir.join("model"), LoadOptions::default(), &device)?.0,
-        };
+        let model = load_policy(dir, self.model(), self.lora.as_ref())?;
         let (critic, _) = Qwen2ForSequenceClassification::<B>::from_pretrained(
             &dir.join("critic"),
             LoadOptions::default(),
             &device,
         )?;
         if self.reference.is_some() {
-            let (reference, _) =
-                load_pretrained(&dir.join("reference"), LoadOptions::default(), &device)?;
-            self.reference = Some(reference);
+            self.reference = Some(load_reference::<B>(dir, &device)?);
         }
         self.optimizer = load_optimizer(
             &self.config.optimizer,

@@ -6,8 +6,9 @@ use agent_rl_core::lora::LoraConfig;
 use agent_rl_core::{ChatTokenizer, Qwen2ForSequenceClassification};
 use burn::tensor::backend::AutodiffBackend;
 
+use crate::build_checks::padding_token;
 use crate::config::RewardConfig;
-use crate::error::{AlgoError, Result};
+use crate::error::Result;
 use crate::metrics::TrainObserver;
 use crate::reward_model::dataset::PreferenceDataset;
 use crate::reward_model::trainer::{Parts, RewardTrainer};
@@ -88,28 +89,13 @@ impl<B: AutodiffBackend> RewardTrainerBuilder<B> {
     /// settings (the field named) or a model that already has adapters;
     /// [`AlgoError::InvalidInput`] when the tokenizer has neither a pad nor an eos token, or
     /// its vocabulary is larger than the model's.
+    ///
+    /// [`AlgoError::InvalidConfig`]: crate::AlgoError::InvalidConfig
+    /// [`AlgoError::Core`]: crate::AlgoError::Core
+    /// [`AlgoError::InvalidInput`]: crate::AlgoError::InvalidInput
     pub fn build(self) -> Result<RewardTrainer<B>> {
         self.config.validate()?;
-        let pad_id = self
-            .tokenizer
-            .pad_id
-            .or_else(|| self.tokenizer.eos_ids.first().copied())
-            .ok_or_else(|| {
-                AlgoError::input(
-                    "tokenizer",
-                    "has neither a pad token nor an eos token; set `pad_token` in tokenizer_config.json",
-                )
-            })?;
-        let model_vocab = self.model.config().vocab_size;
-        if self.tokenizer.vocab_size() > model_vocab {
-            return Err(AlgoError::input(
-                "tokenizer",
-                format!(
-                    "has {} tokens but the model's vocabulary is {model_vocab}; use the model's own tokenizer",
-                    self.tokenizer.vocab_size()
-                ),
-            ));
-        }
+        let pad_id = padding_token(&self.tokenizer, self.model.config().vocab_size)?;
         let mut model = match &self.lora {
             Some(lora) => self.model.with_lora(lora, self.config.seed)?,
             None => self.model,

@@ -6,16 +6,12 @@ use std::time::Instant;
 
 use agent_rl_core::lora::LoraConfig;
 use agent_rl_core::weights::SaveOptions;
-use agent_rl_core::{ChatTokenizer, CoreError, Qwen2ForSequenceClassification};
+use agent_rl_core::{ChatTokenizer, Qwen2ForSequenceClassification};
 use burn::module::AutodiffModule;
 use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
 use burn::prelude::*;
 use burn::tensor::backend::AutodiffBackend;
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 
-use crate::checkpoint_dir::write_checkpoint_dir;
 use crate::config::RewardConfig;
 use crate::error::{AlgoError, Result};
 use crate::metrics::{StepMetrics, TrainObserver};
@@ -24,6 +20,7 @@ use crate::reward_model::batch::{TokenizedPair, TokenizedPairs, pair_scores, tok
 use crate::reward_model::builder::RewardTrainerBuilder;
 use crate::reward_model::dataset::PreferenceDataset;
 use crate::reward_model::loss::{PreferenceMetrics, preference_loss};
+use crate::supervised::{Schedule, ScheduleSettings, record_step, scalar, write_run_config};
 
 /// The reward model being trained.
 type Model<B> = Qwen2ForSequenceClassification<B>;
@@ -108,10 +105,6 @@ impl<B: AutodiffBackend> std::fmt::Debug for RewardTrainer<B> {
             .field("lora", &self.lora)
             .finish_non_exhaustive()
     }
-}
-
-fn scalar<B: Backend>(tensor: Tensor<B, 1>) -> f64 {
-    tensor.into_data().iter::<f64>().next().unwrap_or(f64::NAN)
 }
 
 fn host<B: Backend>(tensor: Tensor<B, 1>) -> Vec<f32> {
@@ -248,15 +241,19 @@ impl<B: AutodiffBackend> RewardTrainer<B> {
             ));
         }
         let config = self.config.clone();
-        let accumulation = config.optimizer.gradient_accumulation_steps;
-        let steps_per_epoch = train
-            .pairs
-            .len()
-            .div_ceil(config.batch_size)
-            .div_ceil(accumulation);
-        let total_steps = config
-            .max_steps
-            .unwrap_or(config.num_train_epochs * steps_per_epoch);
+        let schedule = Schedule::new(
+            train.pairs.len(),
+            ScheduleSettings {
+                batch_size: config.batch_size,
+                gradient_accumulation_steps: config.optimizer.gradient_accumulation_steps,
+                num_train_epochs: config.num_train_epochs,
+                max_steps: config.max_steps,
+                eval_steps: config.eval_steps,
+                save_steps: config.save_steps,
+                seed: config.seed,
+            },
+        );
+        let total_steps = schedule.total_steps;
         let mut report = RewardReport {
             num_train_pairs: train.pairs.len(),
             num_eval_pairs: eval.pairs.len(),
@@ -264,77 +261,56 @@ impl<B: AutodiffBackend> RewardTrainer<B> {
             ..RewardReport::default()
         };
         if let Some(dir) = &config.output_dir {
-            let path = dir.join("reward_config.json");
-            let json = serde_json::to_string_pretty(&config)
-                .map_err(|err| AlgoError::input("config", err.to_string()))?;
-            std::fs::create_dir_all(dir)
-                .and_then(|()| agent_rl_core::atomic::write_atomic(&path, json.as_bytes()))
-                .map_err(|source| CoreError::Io { path, source })?;
+            write_run_config(dir, "reward_config.json", &config)?;
         }
         let mut optimizer = init_adamw::<B, Model<B>>(&config.optimizer);
-        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-        let mut order: Vec<usize> = (0..train.pairs.len()).collect();
-        while report.steps < total_steps {
-            order.shuffle(&mut rng);
-            let micro_batches: Vec<&[usize]> = order.chunks(config.batch_size).collect();
-            for group in micro_batches.chunks(accumulation) {
-                if report.steps >= total_steps {
-                    break;
-                }
-                let step_started = Instant::now();
-                let batches: Vec<Vec<&TokenizedPair>> = group
-                    .iter()
-                    .map(|indices| indices.iter().map(|&i| &train.pairs[i]).collect())
-                    .collect();
-                let metrics = self.step(
-                    &batches,
-                    train.has_margin,
-                    report.steps,
-                    total_steps,
-                    &mut optimizer,
-                );
-                report.steps += 1;
-                report.num_tokens += batches
-                    .iter()
-                    .flatten()
-                    .map(|p| (p.chosen.len() + p.rejected.len()) as u64)
-                    .sum::<u64>();
-                let mut metrics = StepMetrics {
-                    step: report.steps,
-                    num_tokens: report.num_tokens,
-                    ..metrics
-                };
-                let last = report.steps == total_steps;
-                let eval_due = config
-                    .eval_steps
-                    .is_some_and(|n| report.steps.is_multiple_of(n));
-                if !eval.pairs.is_empty() && (eval_due || last) {
-                    let result = self.evaluate_pairs(&eval);
-                    metrics.eval_loss = Some(result.loss);
-                    metrics.eval_preference = Some(result.metrics);
-                    report.evals.push((report.steps, result));
-                }
-                if let Some(dir) = &config.output_dir {
-                    if config
-                        .save_steps
-                        .is_some_and(|n| report.steps.is_multiple_of(n))
-                    {
-                        let path = dir.join(format!("checkpoint-{}", report.steps));
-                        write_checkpoint_dir(&path, |tmp| self.save(tmp))?;
-                        report.checkpoints.push(path);
-                    }
-                    if last {
-                        self.save(dir)?;
-                        report.checkpoints.push(dir.clone());
-                    }
-                }
-                metrics.step_time_secs = step_started.elapsed().as_secs_f64();
-                if let Some(observer) = self.observer.as_mut() {
-                    observer.on_step(&metrics);
-                }
-                report.history.push(metrics);
+        schedule.run(|group| {
+            let step_started = Instant::now();
+            let batches: Vec<Vec<&TokenizedPair>> = group
+                .iter()
+                .map(|indices| indices.iter().map(|&i| &train.pairs[i]).collect())
+                .collect();
+            let metrics = self.step(
+                &batches,
+                train.has_margin,
+                report.steps,
+                total_steps,
+                &mut optimizer,
+            );
+            report.steps += 1;
+            report.num_tokens += batches
+                .iter()
+                .flatten()
+                .map(|p| (p.chosen.len() + p.rejected.len()) as u64)
+                .sum::<u64>();
+            let mut metrics = StepMetrics {
+                step: report.steps,
+                num_tokens: report.num_tokens,
+                ..metrics
+            };
+            if !eval.pairs.is_empty() && schedule.eval_due(report.steps) {
+                let result = self.evaluate_pairs(&eval);
+                metrics.eval_loss = Some(result.loss);
+                metrics.eval_preference = Some(result.metrics);
+                report.evals.push((report.steps, result));
             }
-        }
+            if let Some(dir) = &config.output_dir {
+                schedule.checkpoint(dir, report.steps, &mut report.checkpoints, |tmp| {
+                    self.save(tmp)
+                })?;
+                if schedule.is_last(report.steps) {
+                    self.save(dir)?;
+                    report.checkpoints.push(dir.clone());
+                }
+            }
+            record_step(
+                metrics,
+                step_started,
+                &mut self.observer,
+                &mut report.history,
+            );
+            Ok(())
+        })?;
         if let Some(observer) = self.observer.as_mut() {
             observer.on_train_end(report.history.last());
         }

@@ -72,6 +72,21 @@ impl RewardStack {
         self.rewards.is_empty()
     }
 
+    /// Checks that a reward was added (`add_reward` names the builder method that adds one)
+    /// and sets the weights.
+    ///
+    /// # Errors
+    /// [`AlgoError::InvalidConfig`] (`rewards`) when none was added; as [`Self::set_weights`].
+    pub(crate) fn require_weighted(&mut self, weights: &[f32], add_reward: &str) -> Result<()> {
+        if self.is_empty() {
+            return Err(AlgoError::config(
+                "rewards",
+                format!("no reward function; add one with {add_reward}"),
+            ));
+        }
+        self.set_weights(weights)
+    }
+
     /// Sets the weights; an empty slice keeps all weights at 1.
     ///
     /// # Errors

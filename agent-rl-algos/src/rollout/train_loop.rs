@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{AlgoError, Result};
 use crate::metrics::{StepMetrics, TrainObserver};
 
 /// What a trainer's `train` call did.
@@ -39,6 +39,20 @@ impl TrainReport {
 pub(crate) struct Checkpointing {
     pub dir: PathBuf,
     pub every_steps: usize,
+}
+
+impl Checkpointing {
+    /// Checks that checkpoints, when asked for, come every ≥ 1 `steps` (the trainer's unit of
+    /// a step, e.g. "optimiser steps").
+    pub(crate) fn check(checkpointing: Option<&Self>, steps: &str) -> Result<()> {
+        if checkpointing.is_some_and(|c| c.every_steps == 0) {
+            return Err(AlgoError::config(
+                "checkpointing.every_steps",
+                format!("is 0; set >= 1 {steps} between checkpoints"),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// What [`train_loop`] needs of a trainer.

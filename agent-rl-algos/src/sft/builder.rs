@@ -6,8 +6,9 @@ use agent_rl_core::lora::{LoraConfig, apply_lora};
 use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
 use burn::tensor::backend::AutodiffBackend;
 
+use crate::build_checks::{checkpointing_without_lora_dropout, padding_token};
 use crate::config::SftConfig;
-use crate::error::{AlgoError, Result};
+use crate::error::Result;
 use crate::metrics::TrainObserver;
 use crate::sft::dataset::SftDataset;
 use crate::sft::trainer::SftTrainer;
@@ -85,38 +86,14 @@ impl<B: AutodiffBackend> SftTrainerBuilder<B> {
     /// settings (the field named); [`AlgoError::InvalidInput`] when the
     /// tokenizer has neither a pad nor an eos token to pad batches with, or its vocabulary is
     /// larger than the model's.
+    ///
+    /// [`AlgoError::InvalidConfig`]: crate::AlgoError::InvalidConfig
+    /// [`AlgoError::Core`]: crate::AlgoError::Core
+    /// [`AlgoError::InvalidInput`]: crate::AlgoError::InvalidInput
     pub fn build(self) -> Result<SftTrainer<B>> {
         self.config.validate()?;
-        let pad_id = self
-            .tokenizer
-            .pad_id
-            .or_else(|| self.tokenizer.eos_ids.first().copied())
-            .ok_or_else(|| {
-                AlgoError::input(
-                    "tokenizer",
-                    "has neither a pad token nor an eos token; set `pad_token` in \
-                     tokenizer_config.json",
-                )
-            })?;
-        let model_vocab = self.model.config().vocab_size;
-        if self.tokenizer.vocab_size() > model_vocab {
-            return Err(AlgoError::input(
-                "tokenizer",
-                format!(
-                    "has {} tokens but the model's vocabulary is {model_vocab}; use the model's \
-                     own tokenizer",
-                    self.tokenizer.vocab_size()
-                ),
-            ));
-        }
-        if self.config.gradient_checkpointing && self.lora.as_ref().is_some_and(|l| l.dropout > 0.0)
-        {
-            return Err(AlgoError::config(
-                "gradient_checkpointing",
-                "is true with LoRA dropout > 0: the re-run layer would draw other dropout masks \
-                 than the forward; set lora.dropout = 0 or gradient_checkpointing = false",
-            ));
-        }
+        let pad_id = padding_token(&self.tokenizer, self.model.config().vocab_size)?;
+        checkpointing_without_lora_dropout(self.config.gradient_checkpointing, self.lora.as_ref())?;
         let model = match &self.lora {
             Some(lora) => apply_lora(self.model, lora, self.config.seed)?,
             None => self.model,

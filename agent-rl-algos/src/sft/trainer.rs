@@ -5,20 +5,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use agent_rl_core::atomic::write_atomic;
 use agent_rl_core::lora::{LoraConfig, save_adapter};
 use agent_rl_core::model::backward_through;
 use agent_rl_core::weights::{SaveOptions, save_pretrained};
-use agent_rl_core::{ChatTokenizer, CoreError, Qwen2ForCausalLm};
+use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
 use burn::module::AutodiffModule;
 use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
-use burn::prelude::*;
 use burn::tensor::backend::AutodiffBackend;
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 
-use crate::checkpoint_dir::{write_checkpoint_dir, write_files_into};
+use crate::checkpoint_dir::write_files_into;
 use crate::config::SftConfig;
 use crate::error::{AlgoError, Result};
 use crate::metrics::{StepMetrics, TrainObserver};
@@ -29,6 +24,7 @@ use crate::sft::dataset::SftDataset;
 use crate::sft::loss::{token_loss, token_loss_from_logits};
 use crate::sft::masking::tokenize_example;
 use crate::sft::packing::{SftSequence, pack_examples, unpacked};
+use crate::supervised::{Schedule, ScheduleSettings, record_step, scalar, write_run_config};
 
 /// What a training run did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -120,17 +116,6 @@ struct Prepared {
     sequences: Vec<SftSequence>,
     examples: usize,
     truncated: usize,
-}
-
-fn scalar<B: Backend>(tensor: Tensor<B, 1>) -> f64 {
-    tensor.into_data().iter::<f64>().next().unwrap_or(f64::NAN)
-}
-
-fn io_error(path: &Path, source: std::io::Error) -> AlgoError {
-    AlgoError::Core(CoreError::Io {
-        path: path.to_owned(),
-        source,
-    })
 }
 
 impl<B: AutodiffBackend> SftTrainer<B> {
@@ -263,12 +248,19 @@ impl<B: AutodiffBackend> SftTrainer<B> {
             ));
         }
         let config = self.config.clone();
-        let accumulation = config.optimizer.gradient_accumulation_steps;
-        let micro_per_epoch = train.sequences.len().div_ceil(config.batch_size);
-        let steps_per_epoch = micro_per_epoch.div_ceil(accumulation);
-        let total_steps = config
-            .max_steps
-            .unwrap_or(config.num_train_epochs * steps_per_epoch);
+        let schedule = Schedule::new(
+            train.sequences.len(),
+            ScheduleSettings {
+                batch_size: config.batch_size,
+                gradient_accumulation_steps: config.optimizer.gradient_accumulation_steps,
+                num_train_epochs: config.num_train_epochs,
+                max_steps: config.max_steps,
+                eval_steps: config.eval_steps,
+                save_steps: config.save_steps,
+                seed: config.seed,
+            },
+        );
+        let total_steps = schedule.total_steps;
         let mut report = SftReport {
             num_train_examples: train.examples,
             num_eval_examples: eval.examples,
@@ -277,69 +269,49 @@ impl<B: AutodiffBackend> SftTrainer<B> {
             ..SftReport::default()
         };
         if let Some(dir) = &config.output_dir {
-            std::fs::create_dir_all(dir).map_err(|source| io_error(dir, source))?;
-            let path = dir.join("sft_config.json");
-            let json = serde_json::to_string_pretty(&config)
-                .map_err(|err| AlgoError::input("config", err.to_string()))?;
-            write_atomic(&path, json.as_bytes()).map_err(|source| io_error(&path, source))?;
+            write_run_config(dir, "sft_config.json", &config)?;
         }
         let mut optimizer = init_adamw::<B, Qwen2ForCausalLm<B>>(&config.optimizer);
-        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-        let mut order: Vec<usize> = (0..train.sequences.len()).collect();
-        while report.steps < total_steps {
-            order.shuffle(&mut rng);
-            let micro_batches: Vec<&[usize]> = order.chunks(config.batch_size).collect();
-            for group in micro_batches.chunks(accumulation) {
-                if report.steps >= total_steps {
-                    break;
-                }
-                let step_started = Instant::now();
-                let batches: Vec<SftBatch> = group
-                    .iter()
-                    .map(|indices| {
-                        let refs: Vec<&SftSequence> =
-                            indices.iter().map(|&i| &train.sequences[i]).collect();
-                        SftBatch::collate(&refs, self.pad_id)
-                    })
-                    .collect();
-                let metrics = self.step(&batches, report.steps, total_steps, &mut optimizer);
-                report.steps += 1;
-                report.num_tokens += batches.iter().map(|b| b.num_tokens() as u64).sum::<u64>();
-                let mut metrics = StepMetrics {
-                    step: report.steps,
-                    num_tokens: report.num_tokens,
-                    ..metrics
-                };
-                let last = report.steps == total_steps;
-                let eval_due = config
-                    .eval_steps
-                    .is_some_and(|n| report.steps.is_multiple_of(n));
-                if !eval.sequences.is_empty() && (eval_due || last) {
-                    let result = self.evaluate_sequences(&eval.sequences);
-                    metrics.eval_loss = Some(result.loss);
-                    report.eval_losses.push((report.steps, result.loss));
-                }
-                if let Some(dir) = &config.output_dir {
-                    if config
-                        .save_steps
-                        .is_some_and(|n| report.steps.is_multiple_of(n))
-                    {
-                        let path = dir.join(format!("checkpoint-{}", report.steps));
-                        write_checkpoint_dir(&path, |tmp| self.save(tmp))?;
-                        report.checkpoints.push(path);
-                    }
-                    if last {
-                        write_files_into(dir, |tmp| self.save(tmp))?;
-                        report.checkpoints.push(dir.clone());
-                    }
-                }
-                metrics.step_time_secs = step_started.elapsed().as_secs_f64();
-                if let Some(observer) = self.observer.as_mut() {
-                    observer.on_step(&metrics);
-                }
-                report.history.push(metrics);
+        schedule.run(|group| {
+            let step_started = Instant::now();
+            let batches: Vec<SftBatch> = group
+                .iter()
+                .map(|indices| {
+                    let refs: Vec<&SftSequence> =
+                        indices.iter().map(|&i| &train.sequences[i]).collect();
+                    SftBatch::collate(&refs, self.pad_id)
+                })
+                .collect();
+            let metrics = self.step(&batches, report.steps, total_steps, &mut optimizer);
+            report.steps += 1;
+            report.num_tokens += batches.iter().map(|b| b.num_tokens() as u64).sum::<u64>();
+            let mut metrics = StepMetrics {
+                step: report.steps,
+                num_tokens: report.num_tokens,
+                ..metrics
+            };
+            if !eval.sequences.is_empty() && schedule.eval_due(report.steps) {
+                let result = self.evaluate_sequences(&eval.sequences);
+                metrics.eval_loss = Some(result.loss);
+                report.eval_losses.push((report.steps, result.loss));
             }
-        }
+            if let Some(dir) = &config.output_dir {
+                schedule.checkpoint(dir, report.steps, &mut report.checkpoints, |tmp| {
+                    self.save(tmp)
+                })?;
+                if schedule.is_last(report.steps) {
+                    write_files_into(dir, |tmp| self.save(tmp))?;
+                    report.checkpoints.push(dir.clone());
+                }
+            }
+            record_step(
+                metrics,
+                step_started,
+                &mut self.observer,
+                &mut report.history,
+            );
+            Ok(())
+        })?;
         if let Some(observer) = self.observer.as_mut() {
             observer.on_train_end(report.history.last());
         }
