@@ -41,12 +41,18 @@ pub struct Args {
     /// Seed of the model, the tasks and sampling.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// SFT warm-up steps (default: 100).
+    /// SFT warm-up steps (default: 300).
     #[arg(long)]
     pub sft_steps: Option<usize>,
-    /// GRPO steps (default: 80, quick 12).
+    /// GRPO steps (default: 80, quick 40).
     #[arg(long)]
     pub grpo_steps: Option<usize>,
+    /// Share of weather requests the SFT teacher demonstrates with the wrong tool (`get_time`;
+    /// see `agent_rl::algos::toy::toy_biased_sft_dataset`). Above one half, imitation alone
+    /// answers weather requests with the wrong tool and GRPO's reward is what corrects it; 0 gives
+    /// a teacher that is always right.
+    #[arg(long, default_value_t = 0.7)]
+    pub teacher_confusion: f32,
     /// GRPO learning rate.
     #[arg(long, default_value_t = 1e-3)]
     pub grpo_lr: f64,

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use agent_rl::algos::pipeline::{GrpoStage, Pipeline, SftStage, ToolUseEvaluator};
 use agent_rl::algos::toy::{
-    ToySplit, toy_environments, toy_model_config, toy_sft_dataset, toy_split_tasks, toy_tokenizer,
+    ToySplit, toy_biased_sft_dataset, toy_environments, toy_model_config, toy_split_tasks,
+    toy_tokenizer,
 };
 use agent_rl::algos::{GrpoConfig, LrSchedule, OptimizerConfig, SftConfig};
 use agent_rl::core::weights::random_model;
@@ -18,9 +19,14 @@ use super::Args;
 
 /// Runs every stage, writing the run directory, and reports.
 pub fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
-    let sft_steps = args.sft_steps.unwrap_or(100);
-    let grpo_steps = args.grpo_steps.unwrap_or(if args.quick { 12 } else { 80 });
+    let sft_steps = args.sft_steps.unwrap_or(300);
+    let grpo_steps = args.grpo_steps.unwrap_or(if args.quick { 40 } else { 80 });
     let held_out_count = if args.quick { 60 } else { 90 };
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.teacher_confusion),
+        "--teacher-confusion must be a share in [0, 1], got {}",
+        args.teacher_confusion
+    );
     let device = B::Device::default();
     let tokenizer = Arc::new(toy_tokenizer()?);
     let model = random_model::<B>(&toy_model_config(), args.seed, 0.05, &device)?;
@@ -31,6 +37,9 @@ pub fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
         held_out_count,
         args.seed.wrapping_add(1000),
     );
+    // The teacher calls `get_time` on a share of weather requests: imitation alone answers them
+    // with the wrong tool, and GRPO's reward on the target is what corrects it.
+    let demonstrations = toy_biased_sft_dataset(&train, args.teacher_confusion, args.seed);
     let environments: Arc<dyn EnvironmentFactory> = Arc::new(toy_environments());
 
     let sft = SftConfig {
@@ -65,6 +74,7 @@ pub fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
         "model": serde_json::to_value(toy_model_config())?, "sft": serde_json::to_value(&sft)?,
         "grpo": serde_json::to_value(&grpo)?,
         "reward": "ToolUseReward::default() (format 1, arguments 1, outcome 2, guards on)",
+        "teacher_confusion": args.teacher_confusion,
         "train_tasks": train.len(), "held_out_tasks": held_out.len(), "seed": args.seed,
     });
     let evaluator = ToolUseEvaluator::new(held_out, 96)
@@ -75,7 +85,7 @@ pub fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
         })
         .with_environment(Arc::clone(&environments));
     let pipeline = Pipeline::builder(model, tokenizer)
-        .add_stage(SftStage::new(sft, toy_sft_dataset(&train)))
+        .add_stage(SftStage::new(sft, demonstrations))
         .add_stage(
             GrpoStage::new(grpo, train)
                 .with_lora(args.lora())
