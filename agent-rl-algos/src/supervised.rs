@@ -47,6 +47,23 @@ pub(crate) struct ScheduleSettings {
     pub seed: u64,
 }
 
+/// The [`ScheduleSettings`] of a supervised config (`SftConfig`, `RewardConfig`: both carry
+/// these fields under the same names).
+macro_rules! schedule_settings {
+    ($config:expr) => {
+        $crate::supervised::ScheduleSettings {
+            batch_size: $config.batch_size,
+            gradient_accumulation_steps: $config.optimizer.gradient_accumulation_steps,
+            num_train_epochs: $config.num_train_epochs,
+            max_steps: $config.max_steps,
+            eval_steps: $config.eval_steps,
+            save_steps: $config.save_steps,
+            seed: $config.seed,
+        }
+    };
+}
+pub(crate) use schedule_settings;
+
 impl Schedule {
     /// The schedule of `settings` over `items` items.
     pub fn new(items: usize, settings: ScheduleSettings) -> Self {

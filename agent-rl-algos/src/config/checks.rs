@@ -16,10 +16,15 @@ pub(super) fn at_least_one(fields: &[(&str, usize)]) -> Result<()> {
 
 /// `max_prompt_length` is unset or ≥ 1.
 pub(super) fn max_prompt_length(value: Option<usize>) -> Result<()> {
+    unset_or_positive("max_prompt_length", value, "for no truncation")
+}
+
+/// `value` of `field` is unset or ≥ 1; `unset` says what leaving it unset does.
+pub(super) fn unset_or_positive(field: &str, value: Option<usize>, unset: &str) -> Result<()> {
     if value == Some(0) {
         return Err(AlgoError::config(
-            "max_prompt_length",
-            "is 0; set >= 1, or null for no truncation",
+            field,
+            format!("is 0; set >= 1, or null {unset}"),
         ));
     }
     Ok(())
@@ -82,12 +87,7 @@ pub(super) fn epochs_and_batch_size(
             "is 0 and max_steps is null; set one of them >= 1",
         ));
     }
-    if max_steps == Some(0) {
-        return Err(AlgoError::config(
-            "max_steps",
-            "is 0; set >= 1, or null to run num_train_epochs",
-        ));
-    }
+    unset_or_positive("max_steps", max_steps, "to run num_train_epochs")?;
     if batch_size == 0 {
         return Err(AlgoError::config("batch_size", "is 0; must be >= 1"));
     }
@@ -117,17 +117,7 @@ pub(super) fn eval_save_and_optimizer(
             format!("is {eval_fraction}; must be in [0, 1) (0 = no eval split)"),
         ));
     }
-    if eval_steps == Some(0) {
-        return Err(AlgoError::config(
-            "eval_steps",
-            "is 0; set >= 1, or null to evaluate only at the end",
-        ));
-    }
-    if save_steps == Some(0) {
-        return Err(AlgoError::config(
-            "save_steps",
-            "is 0; set >= 1, or null to save only the final model",
-        ));
-    }
+    unset_or_positive("eval_steps", eval_steps, "to evaluate only at the end")?;
+    unset_or_positive("save_steps", save_steps, "to save only the final model")?;
     optimizer.validate_with_prefix("optimizer.")
 }

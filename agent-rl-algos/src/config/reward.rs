@@ -87,12 +87,7 @@ impl RewardConfig {
             self.batch_size,
             "pairs",
         )?;
-        if self.max_length == Some(0) {
-            return bad(
-                "max_length",
-                "is 0; set >= 1, or null to keep every pair".into(),
-            );
-        }
+        checks::unset_or_positive("max_length", self.max_length, "to keep every pair")?;
         if let Some(c) = self.center_rewards_coefficient
             && !(c.is_finite() && c >= 0.0)
         {

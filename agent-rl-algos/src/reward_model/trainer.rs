@@ -20,7 +20,7 @@ use crate::reward_model::batch::{TokenizedPair, TokenizedPairs, pair_scores, tok
 use crate::reward_model::builder::RewardTrainerBuilder;
 use crate::reward_model::dataset::PreferenceDataset;
 use crate::reward_model::loss::{PreferenceMetrics, preference_loss};
-use crate::supervised::{Schedule, ScheduleSettings, record_step, scalar, write_run_config};
+use crate::supervised::{Schedule, record_step, scalar, schedule_settings, write_run_config};
 
 /// The reward model being trained.
 type Model<B> = Qwen2ForSequenceClassification<B>;
@@ -241,18 +241,7 @@ impl<B: AutodiffBackend> RewardTrainer<B> {
             ));
         }
         let config = self.config.clone();
-        let schedule = Schedule::new(
-            train.pairs.len(),
-            ScheduleSettings {
-                batch_size: config.batch_size,
-                gradient_accumulation_steps: config.optimizer.gradient_accumulation_steps,
-                num_train_epochs: config.num_train_epochs,
-                max_steps: config.max_steps,
-                eval_steps: config.eval_steps,
-                save_steps: config.save_steps,
-                seed: config.seed,
-            },
-        );
+        let schedule = Schedule::new(train.pairs.len(), schedule_settings!(config));
         let total_steps = schedule.total_steps;
         let mut report = RewardReport {
             num_train_pairs: train.pairs.len(),

@@ -24,7 +24,7 @@ use crate::sft::dataset::SftDataset;
 use crate::sft::loss::{token_loss, token_loss_from_logits};
 use crate::sft::masking::tokenize_example;
 use crate::sft::packing::{SftSequence, pack_examples, unpacked};
-use crate::supervised::{Schedule, ScheduleSettings, record_step, scalar, write_run_config};
+use crate::supervised::{Schedule, record_step, scalar, schedule_settings, write_run_config};
 
 /// What a training run did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -248,18 +248,7 @@ impl<B: AutodiffBackend> SftTrainer<B> {
             ));
         }
         let config = self.config.clone();
-        let schedule = Schedule::new(
-            train.sequences.len(),
-            ScheduleSettings {
-                batch_size: config.batch_size,
-                gradient_accumulation_steps: config.optimizer.gradient_accumulation_steps,
-                num_train_epochs: config.num_train_epochs,
-                max_steps: config.max_steps,
-                eval_steps: config.eval_steps,
-                save_steps: config.save_steps,
-                seed: config.seed,
-            },
-        );
+        let schedule = Schedule::new(train.sequences.len(), schedule_settings!(config));
         let total_steps = schedule.total_steps;
         let mut report = SftReport {
             num_train_examples: train.examples,
