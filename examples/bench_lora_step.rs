@@ -160,6 +160,10 @@ fn run<B: AutodiffBackend>(args: &Args, device: &B::Device) -> anyhow::Result<se
     }))
 }
 
+/// mimalloc with purging off (`agent_rl::host_allocator`): stable peak memory from run to run.
+#[global_allocator]
+static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_allocator::HostAllocator;
+
 fn main() -> anyhow::Result<()> {
     agent_rl::host_allocator::tune_host_allocator();
     let args = parse_args()?;

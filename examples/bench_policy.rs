@@ -161,6 +161,10 @@ struct Shape {
     train: bool,
 }
 
+/// mimalloc with purging off (`agent_rl::host_allocator`): stable peak memory from run to run.
+#[global_allocator]
+static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_allocator::HostAllocator;
+
 fn main() -> anyhow::Result<()> {
     agent_rl::host_allocator::tune_host_allocator();
     let args: Vec<String> = std::env::args().collect();

@@ -59,6 +59,10 @@ struct Args {
     held_out: usize,
 }
 
+/// mimalloc with purging off (`agent_rl::host_allocator`): stable peak memory from run to run.
+#[global_allocator]
+static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_allocator::HostAllocator;
+
 #[allow(clippy::print_stdout)]
 fn main() -> anyhow::Result<()> {
     agent_rl::host_allocator::tune_host_allocator();

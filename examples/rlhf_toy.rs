@@ -152,6 +152,10 @@ fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// mimalloc with purging off (`agent_rl::host_allocator`): stable peak memory from run to run.
+#[global_allocator]
+static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_allocator::HostAllocator;
+
 fn main() -> anyhow::Result<()> {
     agent_rl::host_allocator::tune_host_allocator();
     run::<agent_rl::backend::CpuTrainBackend>(&Args::parse())

@@ -59,6 +59,10 @@ enum Command {
     Serve(serve::ServeArgs),
 }
 
+/// mimalloc with purging off (`agent_rl::host_allocator`): stable peak memory from run to run.
+#[global_allocator]
+static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_allocator::HostAllocator;
+
 fn main() -> anyhow::Result<()> {
     agent_rl::host_allocator::tune_host_allocator();
     let cli = Cli::parse();
