@@ -13,6 +13,7 @@ use super::command::{cap_text, git, run_limited};
 use super::env_spec::{EnvSpec, spec_for};
 use super::instance::SweInstance;
 use super::patch::{apply_model_patch, apply_patch, patched_files};
+use super::test_temp::test_temp_dir;
 use super::venv::prepare_python;
 use super::verdict::{TestOutcomes, exit_code_contradicts, judge};
 use super::workspace::{RepoSource, Workspace};
@@ -187,6 +188,14 @@ impl LocalGrader {
             let detail = Some("the spec's test_command is empty".to_string());
             return InstanceGrade::early(id, GradeStatus::Error, detail);
         };
+        // Kept until the run ends; removed with its files afterwards.
+        let temp = match test_temp_dir(workspace.root(), &self.config.cache_dir) {
+            Ok(temp) => temp,
+            Err(error) => {
+                let detail = Some(format!("temporary directory for the tests: {error}"));
+                return InstanceGrade::early(id, GradeStatus::Error, detail);
+            }
+        };
         let mut command = Command::new(program);
         command
             .args(argv)
@@ -194,6 +203,9 @@ impl LocalGrader {
             .current_dir(workspace.root())
             .env("PYTHONPATH", workspace.root())
             .env("PYTHONDONTWRITEBYTECODE", "1");
+        if let Some(temp) = &temp {
+            command.env("TMPDIR", temp.path());
+        }
         let timeout = Duration::from_secs(self.config.test_timeout_secs);
         let out = match run_limited(command, timeout, 16 << 20) {
             Ok(out) => out,

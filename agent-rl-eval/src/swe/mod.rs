@@ -31,6 +31,7 @@ pub mod prediction;
 pub mod report;
 pub mod runner;
 pub mod sandbox;
+mod test_temp;
 pub mod venv;
 pub mod verdict;
 pub mod workspace;
