@@ -207,6 +207,7 @@ pub(crate) fn attention<B: Backend>(
 /// Below it the whole-matrix products and the fused softmax were faster (a decode step, a
 /// 64-token GRPO step: one batched product against many small per-block `gemm` calls), and the
 /// scores they store are small.
+#[cfg_attr(not(feature = "flex"), allow(dead_code))]
 pub(crate) const BLOCKED_MIN_SCORES: usize = 1 << 16;
 
 /// [`attention`] as products and a softmax over the whole `[batch, heads, seq, total]` scores.
