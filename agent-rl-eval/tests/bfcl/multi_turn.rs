@@ -33,7 +33,7 @@ fn known_unsupported(call: &str) -> bool {
 }
 
 /// The pinned gaps of ported classes, by the reason they are reported with.
-fn known_gap(reason: &str) -> bool {
+pub(super) fn known_gap(reason: &str) -> bool {
     if reason.contains("needs bfcl-eval's filler data") {
         // Only a gap while the long-context data is not given.
         return std::env::var_os(LONG_CONTEXT_ENV).is_none();
@@ -166,7 +166,7 @@ fn apply_edit(truth: &[Vec<String>], edit: &[Value]) -> Vec<Vec<Vec<String>>> {
 
 /// The four multi-turn categories, with bfcl-eval's long-context data when
 /// `AGENT_RL_BFCL_LONG_CONTEXT` names it (else long-context entries stop where they need it).
-fn multi_turn_dataset() -> BfclDataset {
+pub(super) fn multi_turn_dataset() -> BfclDataset {
     let mut dataset = multi_turn_dataset_without_filler();
     if let Some(data) = LongContextData::from_env().unwrap() {
         dataset.set_long_context(std::sync::Arc::new(data));
@@ -187,7 +187,7 @@ fn multi_turn_dataset_without_filler() -> BfclDataset {
     .unwrap()
 }
 
-fn truth_of(entry: &BfclEntry) -> Vec<Vec<String>> {
+pub(super) fn truth_of(entry: &BfclEntry) -> Vec<Vec<String>> {
     entry
         .ground_truth
         .iter()
@@ -404,9 +404,43 @@ fn stateful_backends_return_what_python_returns() {
 
 /// Replays an entry's ground truth as a policy: in each turn, the first step makes that turn's
 /// ground-truth calls (as Hermes tool calls), the next answers in text.
-struct GroundTruthPolicy {
-    turns: Vec<Vec<serde_json::Map<String, Value>>>,
-    requests: usize,
+pub(super) struct GroundTruthPolicy {
+    pub(super) turns: Vec<Vec<serde_json::Map<String, Value>>>,
+    pub(super) requests: usize,
+}
+
+impl GroundTruthPolicy {
+    /// The policy of an entry's ground truth; `None` when a call cannot be a tool call (its
+    /// ground truth has positional arguments, `sort('a.txt')`, or is spelled otherwise).
+    pub(super) fn of(entry: &BfclEntry) -> Option<Self> {
+        use agent_rl_eval::bfcl::decode_text;
+        use agent_rl_eval::bfcl::multi_turn::call_string;
+        let turns = truth_of(entry)
+            .iter()
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|call| {
+                        let value = decode_text(&format!("[{call}]"), Language::Python).ok()?;
+                        let decoded = value.as_array()?.first()?.as_object().cloned()?;
+                        let (name, arguments) = decoded.iter().next()?;
+                        let squeezed = |text: &str| text.replace([' ', '"'], "").replace('\'', "");
+                        (squeezed(&call_string(name, arguments)) == squeezed(call))
+                            .then_some(decoded)
+                    })
+                    .collect()
+            })
+            .collect::<Option<_>>()?;
+        Some(Self { turns, requests: 0 })
+    }
+
+    /// A policy that never calls a tool.
+    pub(super) fn silent() -> Self {
+        Self {
+            turns: Vec::new(),
+            requests: 0,
+        }
+    }
 }
 
 impl agent_rl_core::Policy for GroundTruthPolicy {
@@ -552,10 +586,7 @@ fn long_context_mode_with_the_filler_data() {
 #[test]
 #[ignore = "needs AGENT_RL_DATA (the BFCL v4 multi-turn data); run with --include-ignored"]
 fn multi_turn_inference_with_a_ground_truth_policy() {
-    use agent_rl_eval::bfcl::decode_text;
-    use agent_rl_eval::bfcl::multi_turn::{
-        MultiTurnDocs, MultiTurnOutcome, call_string, infer_multi_turn,
-    };
+    use agent_rl_eval::bfcl::multi_turn::{MultiTurnDocs, MultiTurnOutcome, infer_multi_turn};
     let dataset = multi_turn_dataset();
     let (folder, _) = BfclDataset::detect(&super::data_dir()).unwrap();
     let docs = MultiTurnDocs::load(&folder).unwrap();
@@ -563,29 +594,10 @@ fn multi_turn_inference_with_a_ground_truth_policy() {
     let (mut valid, mut unsupported, mut undecodable) = (0, 0, 0);
     for entry in dataset.entries() {
         let truth = truth_of(entry);
-        let decoded: Option<Vec<Vec<serde_json::Map<String, Value>>>> = truth
-            .iter()
-            .map(|calls| {
-                calls
-                    .iter()
-                    .map(|call| {
-                        let value = decode_text(&format!("[{call}]"), Language::Python).ok()?;
-                        let decoded = value.as_array()?.first()?.as_object().cloned()?;
-                        // Tool calls carry keyword arguments only: a ground truth with
-                        // positional ones (`sort('a.txt')`) or spelled otherwise is left out.
-                        let (name, arguments) = decoded.iter().next()?;
-                        let squeezed = |text: &str| text.replace([' ', '"'], "").replace('\'', "");
-                        (squeezed(&call_string(name, arguments)) == squeezed(call))
-                            .then_some(decoded)
-                    })
-                    .collect()
-            })
-            .collect();
-        let Some(turns) = decoded else {
+        let Some(mut policy) = GroundTruthPolicy::of(entry) else {
             undecodable += 1;
             continue;
         };
-        let mut policy = GroundTruthPolicy { turns, requests: 0 };
         let outcome =
             infer_multi_turn(entry, &docs, &mut policy, &sampling, Default::default()).unwrap();
         match outcome {
@@ -631,10 +643,7 @@ fn runner_runs_multi_turn_entries_with_the_docs() {
         categories: vec![Category::MultiTurnBase, Category::MultiTurnMissFunc],
         ..BfclRunConfig::default()
     };
-    let mut silent = GroundTruthPolicy {
-        turns: Vec::new(),
-        requests: 0,
-    };
+    let mut silent = GroundTruthPolicy::silent();
     let run = BfclRunner::new(&dataset, BfclVersion::V4, config.clone())
         .with_multi_turn_docs(&docs)
         .run(&mut silent)

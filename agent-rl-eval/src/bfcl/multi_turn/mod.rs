@@ -9,7 +9,9 @@
 //! | run calls on an entry's instances | [`Instances`], [`result_text`] |
 //! | decode a result | [`decode_result`], [`decode_step`] |
 //! | run a policy on an entry | [`infer_multi_turn`], [`MultiTurnDocs`], [`MultiTurnOutcome`] |
-//! | check an entry | [`check_multi_turn`], [`MultiTurnVerdict`], [`MultiTurnSetup`] |
+//! | play an entry turn by turn | [`MultiTurnPlan`], [`MultiTurnEpisode`], [`AddedFunctions`] |
+//! | check an entry | [`check_multi_turn`], [`TurnCheck`], [`MultiTurnVerdict`], [`MultiTurnSetup`] |
+//! | train on entries (RL) | [`MultiTurnEnvironmentFactory`], [`MultiTurnEnvironment`], [`multi_turn_reward`] |
 //!
 //! All eight classes are ported. Long-context mode (the `long_context` category) uses bfcl-eval's
 //! filler data, which is not ours to ship: [`LongContextData`] reads it at run time from the
@@ -40,6 +42,8 @@
 mod backend;
 mod checker;
 mod decode;
+mod environment;
+mod episode;
 mod execute;
 mod file_system;
 mod inference;
@@ -62,8 +66,13 @@ mod value;
 mod vehicle_control;
 
 pub use backend::{Backend, CallError, Method, Param, bind_arguments, optional, required};
-pub use checker::{MultiTurnVerdict, TurnSteps, check_multi_turn, ground_truth_turns};
+pub use checker::{MultiTurnVerdict, TurnCheck, TurnSteps, check_multi_turn, ground_truth_turns};
 pub use decode::{decode_result, decode_step};
+pub use environment::{
+    MultiTurnEnvConfig, MultiTurnEnvironment, MultiTurnEnvironmentFactory, MultiTurnEpisodeReport,
+    MultiTurnRewardMode, SkippedEntry, UNSUPPORTED_PREFIX, multi_turn_reward,
+};
+pub use episode::{AddedFunctions, MultiTurnEpisode, MultiTurnPlan};
 pub use execute::{Instances, result_text};
 pub use file_system::GorillaFileSystem;
 pub use inference::{
