@@ -76,17 +76,29 @@ pub trait Environment: Send {
     /// # Errors
     /// As [`Environment::step`].
     fn step_message(&mut self, actions: &[Action]) -> Result<Vec<StepOutcome>, CoreError> {
-        let mut outcomes = Vec::with_capacity(actions.len());
-        for action in actions {
-            let outcome = self.step(action)?;
-            let done = outcome.done;
-            outcomes.push(outcome);
-            if done {
-                break;
-            }
-        }
-        Ok(outcomes)
+        step_each(self, actions)
     }
+}
+
+/// Steps `actions` one by one, stopping after the first outcome that ends the episode (the
+/// default [`Environment::step_message`]; an override can fall back on it).
+///
+/// # Errors
+/// As [`Environment::step`].
+pub fn step_each<E: Environment + ?Sized>(
+    environment: &mut E,
+    actions: &[Action],
+) -> Result<Vec<StepOutcome>, CoreError> {
+    let mut outcomes = Vec::with_capacity(actions.len());
+    for action in actions {
+        let outcome = environment.step(action)?;
+        let done = outcome.done;
+        outcomes.push(outcome);
+        if done {
+            break;
+        }
+    }
+    Ok(outcomes)
 }
 
 /// Makes a fresh [`Environment`] per episode.

@@ -21,7 +21,9 @@ use agent_rl_eval::bfcl::{BfclDataset, BfclEntry, Category, score_output};
 use agent_rl_rewards::{Reward, Sample, Target};
 use serde_json::{Value, json};
 
-use super::multi_turn::{GroundTruthPolicy, known_gap, multi_turn_dataset, truth_of};
+use super::multi_turn::{
+    GroundTruthPolicy, known_gap, multi_turn_dataset, multi_turn_docs, truth_of,
+};
 
 const MULTI_TURN: [Category; 4] = [
     Category::MultiTurnBase,
@@ -38,6 +40,15 @@ fn fixture() -> (BfclDataset, MultiTurnDocs) {
     let dir = fixture_dir();
     let dataset = BfclDataset::load_categories(&dir, &MULTI_TURN).unwrap();
     (dataset, MultiTurnDocs::load(&dir).unwrap())
+}
+
+/// The factory's task `id`.
+fn task_of<'a>(factory: &'a MultiTurnEnvironmentFactory, id: &str) -> &'a Task {
+    factory
+        .tasks()
+        .iter()
+        .find(|task| task.id == id)
+        .unwrap_or_else(|| panic!("no task {id}"))
 }
 
 /// Plays `task` with `policy`: a reply's calls go to the environment together, a reply without
@@ -117,6 +128,20 @@ fn score_of(entry: &BfclEntry, report: &MultiTurnEpisodeReport, pad: bool) -> Re
     }
 }
 
+/// Every checked turn passed: reward 1, and `score_output` judges the same calls valid.
+fn assert_full_reward(entry: &BfclEntry, report: &MultiTurnEpisodeReport) {
+    assert_eq!(
+        report.reward,
+        Some(1.0),
+        "{}: {:?}",
+        entry.id,
+        report.verdict
+    );
+    assert_eq!(report.passed_turns, report.checked_turns);
+    assert_eq!(verdict_of(report), Ok(()));
+    assert_eq!(score_of(entry, report, false), Ok(()), "{}", entry.id);
+}
+
 fn verdict_of(report: &MultiTurnEpisodeReport) -> Result<(), String> {
     match &report.verdict {
         MultiTurnVerdict::Valid => Ok(()),
@@ -135,17 +160,7 @@ fn fixture_ground_truth_earns_one_and_silence_zero_as_the_checker_says() {
     for task in factory.tasks() {
         let entry = index[task.id.as_str()];
         let mut truth = GroundTruthPolicy::of(entry).expect("keyword-only ground truth");
-        let report = report_of(&factory, task, &mut truth);
-        assert_eq!(
-            report.reward,
-            Some(1.0),
-            "{}: {:?}",
-            task.id,
-            report.verdict
-        );
-        assert_eq!(report.passed_turns, report.checked_turns);
-        assert_eq!(verdict_of(&report), Ok(()));
-        assert_eq!(score_of(entry, &report, false), Ok(()), "{}", task.id);
+        assert_full_reward(entry, &report_of(&factory, task, &mut truth));
 
         let report = report_of(&factory, task, &mut GroundTruthPolicy::silent());
         assert_eq!(report.reward, Some(0.0), "{}", task.id);
@@ -199,11 +214,7 @@ fn acting_in_a_turn_that_should_ask_fails_the_next_checked_turn() {
     let (dataset, docs) = fixture();
     let factory = MultiTurnEnvironmentFactory::new(&dataset, &docs, MultiTurnEnvConfig::default());
     let index = dataset.index();
-    let task = factory
-        .tasks()
-        .iter()
-        .find(|task| task.id == "multi_turn_miss_param_0")
-        .unwrap();
+    let task = task_of(&factory, "multi_turn_miss_param_0");
     assert_eq!(task.data["checked_turns"], 2);
     let entry = index[task.id.as_str()];
     // Funding the account while the amount is unknown (and again when it is given).
@@ -221,11 +232,7 @@ fn held_back_functions_are_listed_at_their_turn() {
     let (dataset, docs) = fixture();
     let factory = MultiTurnEnvironmentFactory::new(&dataset, &docs, MultiTurnEnvConfig::default());
     let index = dataset.index();
-    let task = factory
-        .tasks()
-        .iter()
-        .find(|task| task.id == "multi_turn_miss_func_0")
-        .unwrap();
+    let task = task_of(&factory, "multi_turn_miss_func_0");
     let names: Vec<&str> = task.tools.iter().map(|tool| tool.name()).collect();
     assert!(
         names.contains(&"mkdir") && !names.contains(&"touch"),
@@ -279,11 +286,7 @@ fn the_step_limit_force_quits_as_the_inference_loop_does() {
     };
     let factory = MultiTurnEnvironmentFactory::new(&dataset, &docs, config);
     let index = dataset.index();
-    let task = factory
-        .tasks()
-        .iter()
-        .find(|task| task.id == "multi_turn_base_1")
-        .unwrap();
+    let task = task_of(&factory, "multi_turn_base_1");
     let report = report_of(
         &factory,
         task,
@@ -305,11 +308,7 @@ fn the_step_limit_force_quits_as_the_inference_loop_does() {
 fn an_unsupported_call_ends_the_episode_unscored() {
     let (dataset, docs) = fixture();
     let factory = MultiTurnEnvironmentFactory::new(&dataset, &docs, MultiTurnEnvConfig::default());
-    let task = factory
-        .tasks()
-        .iter()
-        .find(|task| task.id == "multi_turn_base_1")
-        .unwrap();
+    let task = task_of(&factory, "multi_turn_base_1");
     // `logarithm`'s error paths are a pinned gap.
     let mut policy = Repeat("logarithm", json!({"value": 5, "base": 1, "precision": 10}));
     let mut env = factory.environment();
@@ -354,8 +353,7 @@ fn an_unsupported_call_ends_the_episode_unscored() {
 #[ignore = "needs AGENT_RL_DATA (the BFCL v4 multi-turn data); run with --include-ignored"]
 fn environment_rewards_agree_with_the_checker_on_the_v4_entries() {
     let dataset = multi_turn_dataset();
-    let (folder, _) = BfclDataset::detect(&super::data_dir()).unwrap();
-    let docs = MultiTurnDocs::load(&folder).unwrap();
+    let docs = multi_turn_docs();
     let factory = MultiTurnEnvironmentFactory::new(&dataset, &docs, MultiTurnEnvConfig::default());
     let index = dataset.index();
     let tasks: std::collections::HashSet<&str> = factory
@@ -400,15 +398,7 @@ fn environment_rewards_agree_with_the_checker_on_the_v4_entries() {
             keyword_less += 1;
             continue;
         };
-        let report = report_of(&factory, task, &mut truth);
-        assert_eq!(
-            report.reward,
-            Some(1.0),
-            "{}: {:?}",
-            task.id,
-            report.verdict
-        );
-        assert_eq!(score_of(entry, &report, false), Ok(()), "{}", task.id);
+        assert_full_reward(entry, &report_of(&factory, task, &mut truth));
         played += 1;
     }
     eprintln!(
@@ -420,6 +410,121 @@ fn environment_rewards_agree_with_the_checker_on_the_v4_entries() {
         factory.skipped().len()
     );
     assert!(played >= 500, "only {played} tasks played");
+}
+
+/// Replays each fixture entry's ground truth at the token level: it reads the rendered
+/// conversation, finds the latest turn's user message, and writes that turn's calls as Hermes
+/// tool calls unless it already has (then a plain answer).
+struct ScriptedGenerator {
+    tokenizer: Arc<agent_rl_core::ChatTokenizer>,
+    /// Per entry, per turn: the user message's text and the calls' text.
+    turns: Vec<Vec<(String, String)>>,
+}
+
+impl agent_rl_core::generation::TokenGenerator for ScriptedGenerator {
+    fn generate_ids(
+        &self,
+        contexts: &[Vec<u32>],
+        _: &SamplingConfig,
+    ) -> Result<Vec<agent_rl_core::generation::Generation>, agent_rl_core::CoreError> {
+        contexts
+            .iter()
+            .map(|context| {
+                let text = self.tokenizer.decode(context, false)?;
+                let entry = self
+                    .turns
+                    .iter()
+                    .find(|turns| text.contains(turns[0].0.as_str()))
+                    .expect("a fixture entry");
+                let (at, calls) = entry
+                    .iter()
+                    .filter_map(|(question, calls)| {
+                        text.rfind(question.as_str()).map(|at| (at, calls))
+                    })
+                    .max_by_key(|(at, _)| *at)
+                    .unwrap();
+                let reply = if calls.is_empty() || text[at..].contains("<tool_call>") {
+                    "Done.".to_owned()
+                } else {
+                    calls.clone()
+                };
+                let mut token_ids = self.tokenizer.encode(&reply)?;
+                token_ids.push(self.tokenizer.eos_ids[0]);
+                Ok(agent_rl_core::generation::Generation {
+                    logprobs: vec![0.0; token_ids.len()],
+                    token_ids,
+                    finish_reason: agent_rl_core::FinishReason::Stop,
+                    top_logprobs: Vec::new(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The environment under the agent loop (token-level rollouts, a message's calls sent together):
+/// the ground truth earns reward 1 on every fixture entry.
+#[test]
+fn the_agent_loop_earns_full_reward_with_the_ground_truth() {
+    use agent_rl_algos::toy::with_toy_template;
+    use agent_rl_core::weights::random_model;
+    use agent_rl_core::{AgentLoop, AgentLoopConfig, HermesToolCallParser, Qwen2Config};
+    use agent_rl_test_support::{tiny_config, tiny_tokenizer};
+    use burn::backend::Flex;
+
+    let (dataset, docs) = fixture();
+    let factory = MultiTurnEnvironmentFactory::new(&dataset, &docs, MultiTurnEnvConfig::default());
+    let index = dataset.index();
+    let tokenizer = Arc::new(with_toy_template(&tiny_tokenizer().unwrap()).unwrap());
+    let turns = factory
+        .tasks()
+        .iter()
+        .map(|task| {
+            let entry = index[task.id.as_str()];
+            let policy = GroundTruthPolicy::of(entry).unwrap();
+            entry
+                .turns
+                .iter()
+                .enumerate()
+                .map(|(turn, messages)| {
+                    let question = messages
+                        .first()
+                        .map_or(ADDED_FUNCTIONS_PROMPT.to_owned(), |m| m.content.clone());
+                    (question, policy.calls_text(turn))
+                })
+                .collect()
+        })
+        .collect();
+    let generator = ScriptedGenerator {
+        tokenizer: Arc::clone(&tokenizer),
+        turns,
+    };
+    let config = Qwen2Config {
+        max_position_embeddings: 8192,
+        ..tiny_config()
+    };
+    let model = random_model::<Flex>(&config, 5, 0.3, &Default::default()).unwrap();
+    let loop_config = AgentLoopConfig {
+        sampling: SamplingConfig::greedy(4096),
+        max_tool_iterations: 10,
+        ..AgentLoopConfig::default()
+    };
+    let parser = HermesToolCallParser::default();
+    let episodes = AgentLoop::new(&model, &tokenizer, &parser, loop_config)
+        .with_generator(&generator)
+        .run(factory.tasks(), 1, Some(&factory))
+        .unwrap();
+    assert_eq!(episodes.len(), factory.tasks().len());
+    for episode in &episodes {
+        let trajectory = &episode.trajectory;
+        assert!(!episode.truncated, "{}", trajectory.task_id);
+        assert_eq!(
+            trajectory.environment_reward,
+            Some(1.0),
+            "{}: {:?}",
+            trajectory.task_id,
+            trajectory.turns.last().map(|turn| &turn.observations)
+        );
+    }
 }
 
 /// Two GRPO steps on the fixture's tasks with a tiny random model and the environment's reward.

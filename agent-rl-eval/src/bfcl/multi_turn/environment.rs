@@ -9,7 +9,8 @@
 //! ([`Environment::step_message`]): they are executed in order on the model's instances and
 //! each answered by a tool message with the text bfcl-eval's executor records. A reply without
 //! calls ends the turn: the turn's ground-truth calls run on their instances and the checker
-//! compares the instances' states and the results so far exactly as [`check_multi_turn`] does
+//! compares the instances' states and the results so far exactly as
+//! [`check_multi_turn`](super::check_multi_turn) does
 //! (a turn whose ground truth is empty, where the right move is to ask (`miss_param`) or the
 //! function is missing (`miss_func`), is not checked: its calls still change the model's
 //! instances). If the turn passes, the next turn's user message is the observation; at a
@@ -41,6 +42,7 @@ use std::sync::Arc;
 
 use agent_rl_core::{
     Action, CoreError, Environment, EnvironmentFactory, Message, Role, StepOutcome, Task, ToolCall,
+    step_each,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -500,18 +502,7 @@ impl Environment for MultiTurnEnvironment {
             .collect();
         match calls {
             Some(calls) if !calls.is_empty() => self.tool_step(&calls),
-            _ => {
-                let mut outcomes = Vec::with_capacity(actions.len());
-                for action in actions {
-                    let outcome = self.step(action)?;
-                    let done = outcome.done;
-                    outcomes.push(outcome);
-                    if done {
-                        break;
-                    }
-                }
-                Ok(outcomes)
-            }
+            _ => step_each(self, actions),
         }
     }
 }

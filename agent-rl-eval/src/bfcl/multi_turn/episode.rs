@@ -125,11 +125,7 @@ impl MultiTurnPlan {
             .get(turn)
             .into_iter()
             .flatten()
-            .map(|message| match message.role.as_str() {
-                "system" => Message::system(message.content.clone()),
-                "assistant" => Message::assistant(message.content.clone()),
-                _ => Message::user(message.content.clone()),
-            })
+            .map(BfclMessage::to_message)
             .collect()
     }
 }

@@ -22,8 +22,8 @@
 //! the long-context loads and answers that need it (`GorillaFileSystem` and `TravelAPI` loading,
 //! the padded answers of `TradingBot` and `VehicleControlAPI`); a change of a filler card's
 //! balance (upstream the card object is shared between the model's and the ground truth's
-//! instances and leaks into later entries); `MathAPI.logarithm`'s error paths and the success
-//! path of `square_root` (`Decimal`); and texts that print a Python `set` (their order follows
+//! instances and leaks into later entries); `MathAPI.logarithm`'s error paths and
+//! `square_root` above 10,000 digits; and texts that print a Python `set` (their order follows
 //! per-process string hashing).
 //!
 //! ```
@@ -41,6 +41,7 @@
 
 mod backend;
 mod checker;
+mod decimal_sqrt;
 mod decode;
 mod environment;
 mod episode;
