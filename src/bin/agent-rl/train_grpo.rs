@@ -122,7 +122,9 @@ pub fn bfcl_multi_turn_factory(data: &DataSection) -> anyhow::Result<MultiTurnEn
     ];
     let mut dataset = BfclDataset::load_categories(dir, &categories)
         .with_context(|| format!("[data] bfcl: loading {}", dir.display()))?;
-    if let Some(filler) = LongContextData::from_env().context(LONG_CONTEXT_ENV)? {
+    if let Some(filler) = LongContextData::from_env()
+        .map_err(|reason| anyhow::anyhow!("{LONG_CONTEXT_ENV}: {reason}"))?
+    {
         dataset.set_long_context(Arc::new(filler));
     }
     let (folder, _) = BfclDataset::detect(dir)?;

@@ -190,7 +190,10 @@ fn fix(value: Finite, precision: usize) -> Result<Finite, CallError> {
     let dropped = &digits[precision..];
     let first = dropped.as_bytes()[0];
     let exactly_half = first == b'5' && dropped[1..].bytes().all(|d| d == b'0');
-    let last_even = keep.as_bytes().last().is_some_and(|d| (d - b'0') % 2 == 0);
+    let last_even = keep
+        .as_bytes()
+        .last()
+        .is_some_and(|d| (d - b'0').is_multiple_of(2));
     let up = first >= b'5' && !(exactly_half && last_even);
     let mut coefficient: BigUint = keep.parse().unwrap_or_default();
     let mut exponent = exp_min;
@@ -247,8 +250,8 @@ mod tests {
 
     fn root(number: PyValue, precision: i64) -> String {
         square_root_repr(&number, &PyValue::Int(precision))
-            .unwrap()
-            .unwrap()
+            .expect("a valid precision")
+            .expect("an integer precision")
     }
 
     #[test]
@@ -263,7 +266,7 @@ mod tests {
             Err(CallError::Raised(_))
         ));
         assert_eq!(
-            square_root_repr(&PyValue::Int(2), &PyValue::Float(2.5)).unwrap(),
+            square_root_repr(&PyValue::Int(2), &PyValue::Float(2.5)).expect("no exception"),
             None
         );
     }
