@@ -218,3 +218,41 @@ fn train_grpo_resume_without_checkpoint_names_the_directory() {
         "{stderr}"
     );
 }
+
+/// `[data] environment = "bfcl_multi_turn"`: GRPO on the multi-turn entries of a BFCL data folder
+/// (the hand-written fixture), rewarded by the environment; held-out scoring is refused.
+#[test]
+fn train_grpo_on_bfcl_multi_turn_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("agent-rl-eval/tests/fixtures/bfcl/multi_turn_env");
+    let text = format!(
+        "[model]\ntiny = true\n[data]\nbfcl = {:?}\nenvironment = \"bfcl_multi_turn\"\n\
+         [run]\ndir = {:?}\n\
+         [grpo]\nnum_generations = 2\nprompts_per_step = 2\nmax_steps = 1\n\
+         max_completion_length = 8\nmax_tool_iterations = 2\nmax_prompt_length = 900\n\
+         [grpo.sampling]\nmax_new_tokens = 8\n",
+        data.to_str().unwrap(),
+        run.to_str().unwrap()
+    );
+    let path = write_run_file(dir.path(), "bfcl_mt.toml", &text);
+    let output = agent_rl(&["train", "grpo", "--config", path.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("BFCL multi-turn: 5 tasks, 0 entries left out"),
+        "{stderr}"
+    );
+    assert_eq!(lines(&run.join("grpo_metrics.jsonl")), 1);
+
+    let held_out = text.replace("[run]", "held_out_fraction = 0.5\n[run]");
+    let path = write_run_file(dir.path(), "bfcl_mt_held_out.toml", &held_out);
+    let output = agent_rl(&["train", "grpo", "--config", path.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("bfcl_multi_turn") && stderr.contains("held_out_fraction"),
+        "{stderr}"
+    );
+}

@@ -181,9 +181,9 @@ impl<'a, B: Backend> AgentLoop<'a, B> {
     /// Runs `group_size` episodes of every task (task-major: task 0's group first).
     ///
     /// Without `environments` each episode is one assistant turn (single-turn GRPO). With them,
-    /// each episode gets a fresh environment: `reset` gives the opening messages, every tool
-    /// call of a turn is sent as [`Action::ToolCall`], a turn without calls as
-    /// [`Action::Respond`]; the episode ends when the environment says `done`, after
+    /// each episode gets a fresh environment: `reset` gives the opening messages, the tool
+    /// calls of a turn are sent together ([`Environment::step_message`](crate::Environment::step_message)), each as
+    /// [`Action::ToolCall`], a turn without calls as [`Action::Respond`]; the episode ends when the environment says `done`, after
     /// `max_tool_iterations` tool rounds, or when the completion budget is spent. All live
     /// episodes generate together, one batch per turn.
     ///
@@ -437,8 +437,7 @@ impl<'a, B: Backend> AgentLoop<'a, B> {
                 .collect()
         };
         let mut observations = Vec::new();
-        for action in &actions {
-            let outcome = environment.step(action)?;
+        for outcome in environment.step_message(&actions)? {
             observations.push(outcome.observation);
             if outcome.reward.is_some() {
                 episode.trajectory.environment_reward = outcome.reward;

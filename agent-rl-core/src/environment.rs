@@ -67,6 +67,38 @@ pub trait Environment: Send {
     /// # Errors
     /// [`CoreError::Environment`] only for failures of the environment itself.
     fn step(&mut self, action: &Action) -> Result<StepOutcome, CoreError>;
+
+    /// Applies the actions of one assistant message in order and returns their outcomes,
+    /// stopping after the first outcome that ends the episode. The default steps each action;
+    /// an environment for which one message's calls form a unit (BFCL multi-turn counts steps,
+    /// not calls) overrides it.
+    ///
+    /// # Errors
+    /// As [`Environment::step`].
+    fn step_message(&mut self, actions: &[Action]) -> Result<Vec<StepOutcome>, CoreError> {
+        step_each(self, actions)
+    }
+}
+
+/// Steps `actions` one by one, stopping after the first outcome that ends the episode (the
+/// default [`Environment::step_message`]; an override can fall back on it).
+///
+/// # Errors
+/// As [`Environment::step`].
+pub fn step_each<E: Environment + ?Sized>(
+    environment: &mut E,
+    actions: &[Action],
+) -> Result<Vec<StepOutcome>, CoreError> {
+    let mut outcomes = Vec::with_capacity(actions.len());
+    for action in actions {
+        let outcome = environment.step(action)?;
+        let done = outcome.done;
+        outcomes.push(outcome);
+        if done {
+            break;
+        }
+    }
+    Ok(outcomes)
 }
 
 /// Makes a fresh [`Environment`] per episode.

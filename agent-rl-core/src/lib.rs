@@ -75,7 +75,7 @@ pub use chat::{
 };
 pub use config::Qwen2Config;
 pub use conversation::{Message, Role, ToolCall, ToolSpec};
-pub use environment::{Action, Environment, EnvironmentFactory, StepOutcome, Task};
+pub use environment::{Action, Environment, EnvironmentFactory, StepOutcome, Task, step_each};
 pub use error::{CoreError, Result};
 pub use generation::{FinishReason, SamplingConfig};
 pub use model::{Qwen2ForCausalLm, Qwen2ForSequenceClassification};

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use agent_rl_core::Message;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -41,6 +42,17 @@ pub struct BfclMessage {
     pub role: String,
     /// The text.
     pub content: String,
+}
+
+impl BfclMessage {
+    /// The message as a chat message (an unknown role is taken as `user`).
+    pub fn to_message(&self) -> Message {
+        match self.role.as_str() {
+            "system" => Message::system(self.content.clone()),
+            "assistant" => Message::assistant(self.content.clone()),
+            _ => Message::user(self.content.clone()),
+        }
+    }
 }
 
 /// One test entry: the question, the function docs and (for AST categories) the ground truth.

@@ -1,13 +1,13 @@
 //! Running a [`Policy`] on BFCL: render each question with its tools, generate, decode, check,
 //! aggregate.
 
-use agent_rl_core::{ChatRequest, Completion, Message, Policy, SamplingConfig, ToolSpec};
+use agent_rl_core::{ChatRequest, Completion, Policy, SamplingConfig, ToolSpec};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::category::{Category, Language, Scoring};
 use super::checker::{CheckOptions, model_function_name};
-use super::data::{BfclDataset, BfclEntry, BfclVersion};
+use super::data::{BfclDataset, BfclEntry, BfclMessage, BfclVersion};
 use super::decode::{decode_text, tool_calls_to_value};
 use super::multi_turn::{MultiTurnDocs, MultiTurnOutcome, infer_multi_turn};
 use super::report::BfclReport;
@@ -233,11 +233,7 @@ pub fn chat_request(entry: &BfclEntry, options: CheckOptions) -> ChatRequest {
         .first()
         .into_iter()
         .flatten()
-        .map(|message| match message.role.as_str() {
-            "system" => Message::system(message.content.clone()),
-            "assistant" => Message::assistant(message.content.clone()),
-            _ => Message::user(message.content.clone()),
-        })
+        .map(BfclMessage::to_message)
         .collect();
     let language = entry.category.language();
     let tools = entry

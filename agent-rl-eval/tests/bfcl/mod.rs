@@ -5,6 +5,7 @@
 
 mod checker;
 mod decoder;
+mod environment;
 mod golden;
 mod grpo_tiny;
 mod multi_turn;

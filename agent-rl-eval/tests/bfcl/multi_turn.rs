@@ -6,9 +6,11 @@
 //! `MathAPI.logarithm` (mpmath at a chosen precision) is checked on 400 more random calls
 //! (`logarithm.jsonl`, `scripts/bfcl_logarithm_golden.py`).
 //!
+//! `MathAPI.square_root` (`Decimal` at a chosen precision) is checked on 400 random calls
+//! (`square_root.jsonl`, `scripts/bfcl_square_root_golden.py`).
+//!
 //! Pinned, known gaps (reported as unsupported, never scored): `MathAPI.logarithm`'s error paths
-//! (non-positive or non-numeric arguments, base 1), the success path of `MathAPI.square_root`
-//! (`Decimal`), texts that print a Python `set`, and long-context mode while
+//! (non-positive or non-numeric arguments, base 1), texts that print a Python `set`, and long-context mode while
 //! `AGENT_RL_BFCL_LONG_CONTEXT` does not name bfcl-eval's `long_context.py` (with it, those
 //! entries must run in full; `long_context_mode_with_the_filler_data` fails without it). A call that is not valid Python gets `invalid syntax (<string>, line 1)`, not CPython's
 //! exact wording (which only the model's own results can contain, never the ground truth's).
@@ -26,20 +28,15 @@ const EXEC: &str = include_str!("../fixtures/bfcl/multi_turn_exec.jsonl");
 const VERDICTS: &str = include_str!("../fixtures/bfcl/multi_turn_verdicts.jsonl");
 const STATEFUL: &str = include_str!("../fixtures/bfcl/multi_turn_stateful.jsonl");
 const LOGARITHM: &str = include_str!("../fixtures/bfcl/logarithm.jsonl");
-
-/// Calls whose Python behaviour is not ported: they must be reported unsupported.
-fn known_unsupported(call: &str) -> bool {
-    call.starts_with("square_root(")
-}
+const SQUARE_ROOT: &str = include_str!("../fixtures/bfcl/square_root.jsonl");
 
 /// The pinned gaps of ported classes, by the reason they are reported with.
-fn known_gap(reason: &str) -> bool {
+pub(super) fn known_gap(reason: &str) -> bool {
     if reason.contains("needs bfcl-eval's filler data") {
         // Only a gap while the long-context data is not given.
         return std::env::var_os(LONG_CONTEXT_ENV).is_none();
     }
     reason.contains("logarithm")
-        || reason.contains("square_root")
         || reason.contains("long-context")
         || reason.contains("hash order")
         || reason.contains("set order")
@@ -48,7 +45,6 @@ fn known_gap(reason: &str) -> bool {
 #[test]
 fn math_api_returns_what_python_returns() {
     let mut checked = 0;
-    let mut unsupported = Vec::new();
     for line in EXEC.lines() {
         let vector: Value = serde_json::from_str(line).unwrap();
         let class = vector["class"].as_str().unwrap().to_owned();
@@ -68,19 +64,10 @@ fn math_api_returns_what_python_returns() {
                 }
                 checked += 1;
             }
-            Err(reason) => {
-                assert!(
-                    known_unsupported(&call),
-                    "{call}: unexpectedly unsupported: {reason}"
-                );
-                unsupported.push(call);
-            }
+            Err(reason) => panic!("{call}: unexpectedly unsupported: {reason}"),
         }
     }
-    eprintln!(
-        "MathAPI: {checked} calls equal to Python, {} pinned unsupported",
-        unsupported.len()
-    );
+    eprintln!("MathAPI: {checked} calls equal to Python");
     assert!(checked >= 100, "only {checked} vectors checked");
 }
 
@@ -95,6 +82,23 @@ fn logarithm_prints_what_mpmath_prints() {
             "logarithm(value={}, base={}, precision={})",
             vector["value"], vector["base"], vector["precision"]
         );
+        let results = instances.execute(std::slice::from_ref(&call)).unwrap();
+        assert_eq!(results[0], vector["result"].as_str().unwrap(), "{call}");
+        checked += 1;
+    }
+    assert_eq!(checked, 400);
+}
+
+/// `MathAPI.square_root` prints what `Decimal(number).sqrt()` prints at the asked precision,
+/// and its refused precisions give the original's texts (`scripts/bfcl_square_root_golden.py`).
+#[test]
+fn square_root_prints_what_decimal_prints() {
+    let mut instances =
+        Instances::new(&["MathAPI".to_owned()], &json!({}), &LongContext::Off).unwrap();
+    let mut checked = 0;
+    for line in SQUARE_ROOT.lines() {
+        let vector: Value = serde_json::from_str(line).unwrap();
+        let call = vector["call"].as_str().unwrap().to_owned();
         let results = instances.execute(std::slice::from_ref(&call)).unwrap();
         assert_eq!(results[0], vector["result"].as_str().unwrap(), "{call}");
         checked += 1;
@@ -166,7 +170,13 @@ fn apply_edit(truth: &[Vec<String>], edit: &[Value]) -> Vec<Vec<Vec<String>>> {
 
 /// The four multi-turn categories, with bfcl-eval's long-context data when
 /// `AGENT_RL_BFCL_LONG_CONTEXT` names it (else long-context entries stop where they need it).
-fn multi_turn_dataset() -> BfclDataset {
+/// The classes' function docs of the data's `multi_turn_func_doc/`.
+pub(super) fn multi_turn_docs() -> agent_rl_eval::bfcl::multi_turn::MultiTurnDocs {
+    let (folder, _) = BfclDataset::detect(&super::data_dir()).unwrap();
+    agent_rl_eval::bfcl::multi_turn::MultiTurnDocs::load(&folder).unwrap()
+}
+
+pub(super) fn multi_turn_dataset() -> BfclDataset {
     let mut dataset = multi_turn_dataset_without_filler();
     if let Some(data) = LongContextData::from_env().unwrap() {
         dataset.set_long_context(std::sync::Arc::new(data));
@@ -187,7 +197,7 @@ fn multi_turn_dataset_without_filler() -> BfclDataset {
     .unwrap()
 }
 
-fn truth_of(entry: &BfclEntry) -> Vec<Vec<String>> {
+pub(super) fn truth_of(entry: &BfclEntry) -> Vec<Vec<String>> {
     entry
         .ground_truth
         .iter()
@@ -404,9 +414,60 @@ fn stateful_backends_return_what_python_returns() {
 
 /// Replays an entry's ground truth as a policy: in each turn, the first step makes that turn's
 /// ground-truth calls (as Hermes tool calls), the next answers in text.
-struct GroundTruthPolicy {
-    turns: Vec<Vec<serde_json::Map<String, Value>>>,
-    requests: usize,
+pub(super) struct GroundTruthPolicy {
+    pub(super) turns: Vec<Vec<serde_json::Map<String, Value>>>,
+    pub(super) requests: usize,
+}
+
+impl GroundTruthPolicy {
+    /// The policy of an entry's ground truth; `None` when a call cannot be a tool call (its
+    /// ground truth has positional arguments, `sort('a.txt')`, or is spelled otherwise).
+    pub(super) fn of(entry: &BfclEntry) -> Option<Self> {
+        use agent_rl_eval::bfcl::decode_text;
+        use agent_rl_eval::bfcl::multi_turn::call_string;
+        let turns = truth_of(entry)
+            .iter()
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|call| {
+                        let value = decode_text(&format!("[{call}]"), Language::Python).ok()?;
+                        let decoded = value.as_array()?.first()?.as_object().cloned()?;
+                        let (name, arguments) = decoded.iter().next()?;
+                        let squeezed = |text: &str| text.replace([' ', '"'], "").replace('\'', "");
+                        (squeezed(&call_string(name, arguments)) == squeezed(call))
+                            .then_some(decoded)
+                    })
+                    .collect()
+            })
+            .collect::<Option<_>>()?;
+        Some(Self { turns, requests: 0 })
+    }
+
+    /// The ground-truth calls of `turn` as Hermes tool calls (empty when there are none).
+    pub(super) fn calls_text(&self, turn: usize) -> String {
+        self.turns
+            .get(turn)
+            .into_iter()
+            .flatten()
+            .map(|call| {
+                let (name, arguments) = call.iter().next().unwrap();
+                format!(
+                    "<tool_call>\n{}\n</tool_call>",
+                    json!({"name": name, "arguments": arguments})
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// A policy that never calls a tool.
+    pub(super) fn silent() -> Self {
+        Self {
+            turns: Vec::new(),
+            requests: 0,
+        }
+    }
 }
 
 impl agent_rl_core::Policy for GroundTruthPolicy {
@@ -426,19 +487,11 @@ impl agent_rl_core::Policy for GroundTruthPolicy {
                 let stepped = messages[last_user..]
                     .iter()
                     .any(|m| !m.tool_calls.is_empty());
-                let text = match self.turns.get(turn) {
-                    Some(calls) if !stepped && !calls.is_empty() => calls
-                        .iter()
-                        .map(|call| {
-                            let (name, arguments) = call.iter().next().unwrap();
-                            format!(
-                                "<tool_call>\n{}\n</tool_call>",
-                                json!({"name": name, "arguments": arguments})
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    _ => "Done.".to_owned(),
+                let calls = self.calls_text(turn);
+                let text = if stepped || calls.is_empty() {
+                    "Done.".to_owned()
+                } else {
+                    calls
                 };
                 agent_rl_core::Completion {
                     token_ids: Vec::new(),
@@ -552,40 +605,17 @@ fn long_context_mode_with_the_filler_data() {
 #[test]
 #[ignore = "needs AGENT_RL_DATA (the BFCL v4 multi-turn data); run with --include-ignored"]
 fn multi_turn_inference_with_a_ground_truth_policy() {
-    use agent_rl_eval::bfcl::decode_text;
-    use agent_rl_eval::bfcl::multi_turn::{
-        MultiTurnDocs, MultiTurnOutcome, call_string, infer_multi_turn,
-    };
+    use agent_rl_eval::bfcl::multi_turn::{MultiTurnOutcome, infer_multi_turn};
     let dataset = multi_turn_dataset();
-    let (folder, _) = BfclDataset::detect(&super::data_dir()).unwrap();
-    let docs = MultiTurnDocs::load(&folder).unwrap();
+    let docs = multi_turn_docs();
     let sampling = agent_rl_core::SamplingConfig::default();
     let (mut valid, mut unsupported, mut undecodable) = (0, 0, 0);
     for entry in dataset.entries() {
         let truth = truth_of(entry);
-        let decoded: Option<Vec<Vec<serde_json::Map<String, Value>>>> = truth
-            .iter()
-            .map(|calls| {
-                calls
-                    .iter()
-                    .map(|call| {
-                        let value = decode_text(&format!("[{call}]"), Language::Python).ok()?;
-                        let decoded = value.as_array()?.first()?.as_object().cloned()?;
-                        // Tool calls carry keyword arguments only: a ground truth with
-                        // positional ones (`sort('a.txt')`) or spelled otherwise is left out.
-                        let (name, arguments) = decoded.iter().next()?;
-                        let squeezed = |text: &str| text.replace([' ', '"'], "").replace('\'', "");
-                        (squeezed(&call_string(name, arguments)) == squeezed(call))
-                            .then_some(decoded)
-                    })
-                    .collect()
-            })
-            .collect();
-        let Some(turns) = decoded else {
+        let Some(mut policy) = GroundTruthPolicy::of(entry) else {
             undecodable += 1;
             continue;
         };
-        let mut policy = GroundTruthPolicy { turns, requests: 0 };
         let outcome =
             infer_multi_turn(entry, &docs, &mut policy, &sampling, Default::default()).unwrap();
         match outcome {
@@ -621,20 +651,15 @@ fn multi_turn_inference_with_a_ground_truth_policy() {
 #[test]
 #[ignore = "needs AGENT_RL_DATA (the BFCL v4 multi-turn data); run with --include-ignored"]
 fn runner_runs_multi_turn_entries_with_the_docs() {
-    use agent_rl_eval::bfcl::multi_turn::MultiTurnDocs;
     use agent_rl_eval::bfcl::{BfclRunConfig, BfclRunner, BfclVersion};
     let dataset = multi_turn_dataset();
-    let (folder, _) = BfclDataset::detect(&super::data_dir()).unwrap();
-    let docs = MultiTurnDocs::load(&folder).unwrap();
+    let docs = multi_turn_docs();
     let config = BfclRunConfig {
         limit: Some(3),
         categories: vec![Category::MultiTurnBase, Category::MultiTurnMissFunc],
         ..BfclRunConfig::default()
     };
-    let mut silent = GroundTruthPolicy {
-        turns: Vec::new(),
-        requests: 0,
-    };
+    let mut silent = GroundTruthPolicy::silent();
     let run = BfclRunner::new(&dataset, BfclVersion::V4, config.clone())
         .with_multi_turn_docs(&docs)
         .run(&mut silent)

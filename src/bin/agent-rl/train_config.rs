@@ -57,6 +57,11 @@ pub enum EnvironmentKind {
     None,
     /// The toy tools (weather, time, add) of `agent_rl::algos::toy`.
     Toy,
+    /// GRPO on the multi-turn entries of `[data] bfcl` (`agent_rl::eval::bfcl::multi_turn`):
+    /// their backends execute the calls, the reward is the share of turns the official checker
+    /// passes (`[reward]` is not used); bfcl-eval's long-context data is read from
+    /// `AGENT_RL_BFCL_LONG_CONTEXT` when set.
+    BfclMultiTurn,
 }
 
 /// `[data]`: training (and held-out) data, from files, BFCL, or the built-in toy family.
@@ -370,6 +375,19 @@ impl RunFile for GrpoRunConfig {
         } else if self.data.new_scenarios.is_some() {
             bail!("[data] new_scenarios needs a [curriculum] section (it mixes them in)");
         }
+        if self.data.environment == Some(EnvironmentKind::BfclMultiTurn) {
+            let data = &self.data;
+            if data.bfcl.is_none() {
+                bail!("[data] environment = \"bfcl_multi_turn\" needs `bfcl = \"data dir\"`");
+            }
+            if data.held_out_fraction != 0.0 || data.eval.is_some() || self.curriculum.is_some() {
+                bail!(
+                    "[data] environment = \"bfcl_multi_turn\": held-out scoring (`eval`, \
+                     `held_out_fraction`) and [curriculum] are not wired for multi-turn tasks; \
+                     score a checkpoint with `agent-rl eval bfcl --model`"
+                );
+            }
+        }
         if let Some(rollouts) = &self.rollouts {
             rollouts.validate()?;
         }
@@ -378,15 +396,15 @@ impl RunFile for GrpoRunConfig {
 }
 
 impl GrpoRunConfig {
-    /// Whether GRPO runs multi-turn episodes: `[data] environment`, by default the toy
-    /// environment with toy data.
+    /// Whether GRPO runs multi-turn episodes (in the toy or BFCL multi-turn environment):
+    /// `[data] environment`, by default the toy environment with toy data.
     pub fn multi_turn(&self) -> bool {
         let default = if self.data.toy.is_some() {
             EnvironmentKind::Toy
         } else {
             EnvironmentKind::None
         };
-        self.data.environment.unwrap_or(default) == EnvironmentKind::Toy
+        self.data.environment.unwrap_or(default) != EnvironmentKind::None
     }
 }
 

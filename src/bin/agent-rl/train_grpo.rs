@@ -13,14 +13,22 @@ use agent_rl::algos::toy::{
     ToySplit, ToyTier, toy_environments, toy_sft_dataset, toy_split_tasks, toy_tier_tasks,
 };
 use agent_rl::core::{AgentLoopConfig, EnvironmentFactory, SamplingConfig, Task};
-use agent_rl::eval::bfcl::{BfclDataset, CheckOptions, split_train_held_out, training_tasks};
+use agent_rl::eval::bfcl::multi_turn::{
+    LONG_CONTEXT_ENV, LongContextData, MultiTurnDocs, MultiTurnEnvConfig,
+    MultiTurnEnvironmentFactory, multi_turn_reward,
+};
+use agent_rl::eval::bfcl::{
+    BfclDataset, Category, CheckOptions, split_train_held_out, training_tasks,
+};
 use agent_rl::progress::StageProgress;
 use agent_rl::rewards::ToolUseReward;
 use anyhow::{Context, bail};
 use burn::tensor::backend::AutodiffBackend;
 
 use crate::train::{TrainArgs, TrainJob, load_model};
-use crate::train_config::{DataSection, GrpoRunConfig, ModelSection, RolloutsSection, load};
+use crate::train_config::{
+    DataSection, EnvironmentKind, GrpoRunConfig, ModelSection, RolloutsSection, load,
+};
 
 /// A parsed `train grpo` invocation.
 pub struct GrpoJob {
@@ -93,6 +101,54 @@ pub fn grpo_tasks(data: &DataSection) -> anyhow::Result<(Vec<Task>, Vec<Task>)> 
         split_train_held_out(tasks, data.held_out_fraction, data.seed)?;
     bfcl_held_out.extend(held_out);
     Ok((train, bfcl_held_out))
+}
+
+/// The environment of `[data] environment = "bfcl_multi_turn"`: the multi-turn entries of
+/// `[data] bfcl` (with bfcl-eval's long-context data when `AGENT_RL_BFCL_LONG_CONTEXT` names
+/// it) and the classes' function docs of its `multi_turn_func_doc/`. Entries left out (pinned
+/// gaps) are counted on stderr.
+///
+/// # Errors
+/// Unreadable data, naming the folder or file; no entry usable as a task.
+pub fn bfcl_multi_turn_factory(data: &DataSection) -> anyhow::Result<MultiTurnEnvironmentFactory> {
+    let Some(dir) = &data.bfcl else {
+        bail!("[data] environment = \"bfcl_multi_turn\" needs `bfcl = \"data dir\"`");
+    };
+    let categories = [
+        Category::MultiTurnBase,
+        Category::MultiTurnMissFunc,
+        Category::MultiTurnMissParam,
+        Category::MultiTurnLongContext,
+    ];
+    let mut dataset = BfclDataset::load_categories(dir, &categories)
+        .with_context(|| format!("[data] bfcl: loading {}", dir.display()))?;
+    if let Some(filler) = LongContextData::from_env()
+        .map_err(|reason| anyhow::anyhow!("{LONG_CONTEXT_ENV}: {reason}"))?
+    {
+        dataset.set_long_context(Arc::new(filler));
+    }
+    let (folder, _) = BfclDataset::detect(dir)?;
+    let docs = MultiTurnDocs::load(&folder).with_context(|| {
+        format!(
+            "[data] bfcl: the multi-turn function docs of {}",
+            folder.display()
+        )
+    })?;
+    let factory = MultiTurnEnvironmentFactory::new(&dataset, &docs, MultiTurnEnvConfig::default());
+    if factory.tasks().is_empty() {
+        bail!(
+            "[data] bfcl = {}: no multi-turn entry can become a task ({} left out)",
+            dir.display(),
+            factory.skipped().len()
+        );
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "BFCL multi-turn: {} tasks, {} entries left out (pinned gaps of the port)",
+        factory.tasks().len(),
+        factory.skipped().len()
+    );
+    Ok(factory)
 }
 
 /// The curriculum of a `[curriculum]` run: the toy tiers (`[data] toy` tasks each) with toy
@@ -212,12 +268,24 @@ impl TrainJob for GrpoJob {
             Some(dir) => dir.clone(),
             None => config.run.dir.clone().unwrap_or_else(|| "runs/grpo".into()),
         };
-        let (train, held_out) = grpo_tasks(data)?;
-        let environments: Option<Arc<dyn EnvironmentFactory>> = if config.multi_turn() {
-            Some(Arc::new(toy_environments()))
-        } else {
-            None
-        };
+        let bfcl_multi_turn = data.environment == Some(EnvironmentKind::BfclMultiTurn);
+        let (train, held_out, environments): (_, _, Option<Arc<dyn EnvironmentFactory>>) =
+            if bfcl_multi_turn {
+                let factory = bfcl_multi_turn_factory(data)?;
+                (
+                    factory.tasks().to_vec(),
+                    Vec::new(),
+                    Some(Arc::new(factory)),
+                )
+            } else {
+                let (train, held_out) = grpo_tasks(data)?;
+                let environments: Option<Arc<dyn EnvironmentFactory>> = if config.multi_turn() {
+                    Some(Arc::new(toy_environments()))
+                } else {
+                    None
+                };
+                (train, held_out, environments)
+            };
         let (model, tokenizer) = load_model::<B>(&config.model)?;
 
         let mut pipeline = Pipeline::builder(model, Arc::clone(&tokenizer))
@@ -241,8 +309,13 @@ impl TrainJob for GrpoJob {
             .checkpoint_every
             .unwrap_or(config.grpo.max_steps)
             .max(1);
-        let mut grpo = GrpoStage::new(config.grpo.clone(), train)
-            .add_reward(ToolUseReward::new(config.reward.clone())?)
+        let mut grpo = GrpoStage::new(config.grpo.clone(), train);
+        grpo = if bfcl_multi_turn {
+            grpo.add_reward(multi_turn_reward())
+        } else {
+            grpo.add_reward(ToolUseReward::new(config.reward.clone())?)
+        };
+        let mut grpo = grpo
             .with_checkpoint_every(every)
             .with_lora(config.lora.clone());
         if let Some(sampler) = sampler {

@@ -274,6 +274,10 @@ impl TrainJob for PpoJob {
             match data.environment.unwrap_or(EnvironmentKind::None) {
                 EnvironmentKind::Toy => Some(Arc::new(toy_environments())),
                 EnvironmentKind::None => None,
+                EnvironmentKind::BfclMultiTurn => bail!(
+                    "[data] environment = \"bfcl_multi_turn\" is for GRPO runs (`agent-rl \
+                     train grpo`)"
+                ),
             };
         let (model, tokenizer) = load_model::<B>(&config.model)?;
         let pipeline = Pipeline::builder(model, tokenizer)

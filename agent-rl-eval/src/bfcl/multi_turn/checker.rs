@@ -96,27 +96,80 @@ fn run_checker(
         &setup.initial_config,
         &long_context,
     )?;
-    let mut truth_side = Instances::new(
-        &setup.involved_classes,
-        &setup.initial_config,
-        &long_context,
-    )?;
-    let mut all_model_results: Vec<String> = Vec::new();
+    let mut check = TurnCheck::new(entry_id, setup)?;
     for (turn, truth_calls) in ground_truth.iter().enumerate() {
         let steps = model.get(turn).map_or(&[][..], Vec::as_slice);
         for step in steps {
-            all_model_results.extend(model_side.execute(step)?);
+            check.record(&model_side.execute(step)?);
         }
-        let truth_results = truth_side.execute(truth_calls)?;
+        if let Some(failure) = check.check_turn(turn, truth_calls, &model_side, steps)? {
+            return Ok(Some(failure));
+        }
+    }
+    Ok(None)
+}
+
+/// The ground truth's side of the checker, turn by turn: its instances, and the model's results
+/// so far. [`check_multi_turn`] runs it over a whole result; the training environment runs it
+/// as the episode goes.
+pub struct TurnCheck {
+    truth: Instances,
+    model_results: Vec<String>,
+}
+
+impl std::fmt::Debug for TurnCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnCheck")
+            .field("truth", &self.truth)
+            .field("model_results", &self.model_results.len())
+            .finish()
+    }
+}
+
+impl TurnCheck {
+    /// The ground truth's instances of an entry (long-context mode by `entry_id`, as upstream).
+    ///
+    /// # Errors
+    /// The unsupported reason when a class cannot be set up.
+    pub fn new(entry_id: &str, setup: &MultiTurnSetup) -> Result<Self, String> {
+        let long_context = LongContext::for_entry(entry_id, setup.long_context.as_ref());
+        Ok(Self {
+            truth: Instances::new(
+                &setup.involved_classes,
+                &setup.initial_config,
+                &long_context,
+            )?,
+            model_results: Vec::new(),
+        })
+    }
+
+    /// Records the results of a step of the model's calls (executed on the model's instances).
+    pub fn record(&mut self, results: &[String]) {
+        self.model_results.extend_from_slice(results);
+    }
+
+    /// Ends turn `turn`: runs its ground-truth calls and, when there are any, compares the
+    /// model's instances and results so far with the ground truth's (`steps`: the model's steps
+    /// of this turn, already executed on `model` and recorded). `Ok(None)` when the turn passes
+    /// or is not checked (empty ground truth).
+    ///
+    /// # Errors
+    /// The unsupported reason when a ground-truth call needs behaviour not ported.
+    pub fn check_turn(
+        &mut self,
+        turn: usize,
+        truth_calls: &[String],
+        model: &Instances,
+        steps: &[Vec<String>],
+    ) -> Result<Option<Failure>, String> {
+        let truth_results = self.truth.execute(truth_calls)?;
         if truth_calls.is_empty() {
-            continue;
+            return Ok(None);
         }
         if is_empty_response(steps) {
             return Ok(Some(empty_turn(turn)));
         }
-        for (model_backend, truth_backend) in
-            model_side.backends().iter().zip(truth_side.backends())
-        {
+        for (model_backend, truth_backend) in model.backends().iter().zip(self.truth.backends()) {
             let model_state = model_backend.state();
             for (attribute, truth_value) in truth_backend.state() {
                 let same = model_state
@@ -134,7 +187,7 @@ fn run_checker(
                 }
             }
         }
-        let mut remaining = all_model_results.clone();
+        let mut remaining = self.model_results.clone();
         let mut missing = Vec::new();
         for result in &truth_results {
             match remaining.iter().position(|r| r == result) {
@@ -153,6 +206,6 @@ fn run_checker(
                 ),
             )));
         }
+        Ok(None)
     }
-    Ok(None)
 }

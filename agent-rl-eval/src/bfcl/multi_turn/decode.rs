@@ -26,14 +26,7 @@ pub fn decode_result(result: &Value, turns: usize) -> Result<TurnSteps, Failure>
         ));
     };
     if items.len() != turns {
-        return Err(Failure::new(
-            "multi_turn:force_terminated",
-            format!(
-                "Model was force-terminated during inference phase. The length of the model \
-                 result turns ({}) does not match the length of the ground truth turns ({turns}).",
-                items.len()
-            ),
-        ));
+        return Err(force_terminated(items.len(), turns));
     }
     Ok(items
         .iter()
@@ -46,6 +39,19 @@ pub fn decode_result(result: &Value, turns: usize) -> Result<TurnSteps, Failure>
             _ => Vec::new(),
         })
         .collect())
+}
+
+/// The official verdict on a result with `result_turns` turns where the ground truth has
+/// `truth_turns`: the model was force-quit at the step limit.
+pub(super) fn force_terminated(result_turns: usize, truth_turns: usize) -> Failure {
+    Failure::new(
+        "multi_turn:force_terminated",
+        format!(
+            "Model was force-terminated during inference phase. The length of the model result \
+             turns ({result_turns}) does not match the length of the ground truth turns \
+             ({truth_turns})."
+        ),
+    )
 }
 
 /// One step's call strings, or `None` when it does not decode.

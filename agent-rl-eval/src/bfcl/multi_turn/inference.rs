@@ -9,18 +9,16 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use agent_rl_core::{ChatRequest, Message, Policy, SamplingConfig};
 use serde_json::Value;
 
 use super::checker::TurnSteps;
-use super::execute::Instances;
-use super::long_context::LongContext;
+use super::episode::{AddedFunctions, MultiTurnEpisode, MultiTurnPlan};
 use super::value::PyValue;
-use crate::bfcl::category::Language;
 use crate::bfcl::checker::CheckOptions;
 use crate::bfcl::data::BfclEntry;
-use crate::bfcl::runner::tool_spec;
 use crate::error::{EvalError, Result};
 
 /// bfcl-eval's `MAXIMUM_STEP_LIMIT`: steps allowed in one turn.
@@ -137,49 +135,16 @@ pub fn infer_multi_turn(
     sampling: &SamplingConfig,
     options: CheckOptions,
 ) -> Result<MultiTurnOutcome> {
-    let setup = entry
-        .multi_turn
-        .as_ref()
-        .ok_or_else(|| EvalError::InvalidConfig {
-            field: "entry".into(),
-            reason: format!("{} has no multi-turn fields", entry.id),
-        })?;
-    let long_context = LongContext::for_entry(&entry.id, setup.long_context.as_ref());
-    let mut instances = match Instances::new(
-        &setup.involved_classes,
-        &setup.initial_config,
-        &long_context,
-    ) {
-        Ok(instances) => instances,
+    let plan = Arc::new(MultiTurnPlan::new(entry, docs, options)?);
+    let mut episode = match MultiTurnEpisode::new(Arc::clone(&plan)) {
+        Ok(episode) => episode,
         Err(reason) => return Ok(MultiTurnOutcome::Unsupported(reason)),
     };
-    let held_back: Vec<&str> = setup
-        .missed_function
-        .values()
-        .flatten()
-        .map(String::as_str)
-        .collect();
-    let mut functions = docs.for_classes(&setup.involved_classes, &held_back);
     let mut messages: Vec<Message> = Vec::new();
-    let mut turns: TurnSteps = Vec::new();
-    for (turn, user_messages) in entry.turns.iter().enumerate() {
-        if let Some(names) = setup.missed_function.get(&turn) {
-            functions.extend(docs.named(&setup.involved_classes, names));
-            messages.push(Message::user(ADDED_FUNCTIONS_PROMPT));
-        } else {
-            for message in user_messages {
-                messages.push(match message.role.as_str() {
-                    "system" => Message::system(message.content.clone()),
-                    "assistant" => Message::assistant(message.content.clone()),
-                    _ => Message::user(message.content.clone()),
-                });
-            }
-        }
-        let tools: Vec<_> = functions
-            .iter()
-            .map(|doc| tool_spec(doc, Language::Python, options))
-            .collect();
-        let mut steps = Vec::new();
+    while !episode.is_over() {
+        let turn = episode.turn();
+        messages.extend(plan.user_messages(turn, AddedFunctions::AsTools));
+        let tools = plan.tools(turn);
         loop {
             let request = ChatRequest {
                 messages: messages.clone(),
@@ -202,26 +167,20 @@ pub fn infer_multi_turn(
                 (!parsed.content.is_empty()).then(|| parsed.content.clone()),
                 parsed.tool_calls.clone(),
             ));
-            let calls: Vec<String> = parsed
-                .tool_calls
-                .iter()
-                .map(|call| call_string(&call.name, &call.arguments))
-                .collect();
-            let results = match instances.execute(&calls) {
-                Ok(results) => results,
+            match episode.run_step(&parsed.tool_calls) {
+                Ok(results) => messages.extend(results),
                 Err(reason) => return Ok(MultiTurnOutcome::Unsupported(reason)),
-            };
-            for (call, result) in parsed.tool_calls.iter().zip(results) {
-                messages.push(Message::tool(call.name.clone(), result));
             }
-            steps.push(calls);
-            if steps.len() > MAX_STEPS {
+            if episode.steps_this_turn() > MAX_STEPS {
                 // Force-quit: this turn is kept, the later ones are never run.
-                turns.push(steps);
-                return Ok(MultiTurnOutcome::Steps(turns));
+                episode.stop();
+                return Ok(MultiTurnOutcome::Steps(episode.into_steps()));
             }
         }
-        turns.push(steps);
+        // Unscored: ending a turn only moves on.
+        if let Err(reason) = episode.end_turn() {
+            return Ok(MultiTurnOutcome::Unsupported(reason));
+        }
     }
-    Ok(MultiTurnOutcome::Steps(turns))
+    Ok(MultiTurnOutcome::Steps(episode.into_steps()))
 }

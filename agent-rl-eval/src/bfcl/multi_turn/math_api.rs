@@ -1,8 +1,8 @@
 //! `MathAPI`: bfcl-eval's stateless calculator class (`math_api.py`), with its return values and
 //! error texts. `logarithm` (mpmath at a chosen precision) is computed as mpmath computes and
-//! prints it ([`super::mpmath_log`]) for positive arguments; the success path of `square_root`
-//! (`Decimal` at a chosen precision) and `logarithm`'s error paths are not ported and report
-//! unsupported.
+//! prints it ([`super::mpmath_log`]) for positive arguments, `square_root` as `Decimal` computes
+//! and prints it ([`super::decimal_sqrt`]) up to 10,000 digits; `logarithm`'s error paths are not
+//! ported and report unsupported.
 
 use std::cmp::Ordering;
 
@@ -340,14 +340,17 @@ impl Backend for MathApi {
             "square_root" => {
                 let message =
                     "Input must be a number or computation resulted in an invalid operation";
+                // `nan < 0` is false in Python: NaN goes on to `Decimal`.
+                let is_nan = matches!(a, PyValue::Float(x) if x.is_nan());
                 match pyops::compare(&a, &PyValue::Int(0)) {
-                    Err(_) => Ok(error(message)),
+                    Err(_) if !is_nan => Ok(error(message)),
                     Ok(Ordering::Less) => {
                         Ok(error("Cannot calculate square root of a negative number"))
                     }
-                    Ok(_) => Err(CallError::Unsupported(
-                        "MathAPI.square_root (Decimal arbitrary precision) is not ported".into(),
-                    )),
+                    _ => match super::decimal_sqrt::square_root_repr(&a, &b)? {
+                        Some(repr) => Ok(result(PyValue::Opaque(repr))),
+                        None => Ok(error(message)),
+                    },
                 }
             }
             "absolute_value" => match &a {

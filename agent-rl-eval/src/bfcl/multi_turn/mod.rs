@@ -9,7 +9,9 @@
 //! | run calls on an entry's instances | [`Instances`], [`result_text`] |
 //! | decode a result | [`decode_result`], [`decode_step`] |
 //! | run a policy on an entry | [`infer_multi_turn`], [`MultiTurnDocs`], [`MultiTurnOutcome`] |
-//! | check an entry | [`check_multi_turn`], [`MultiTurnVerdict`], [`MultiTurnSetup`] |
+//! | play an entry turn by turn | [`MultiTurnPlan`], [`MultiTurnEpisode`], [`AddedFunctions`] |
+//! | check an entry | [`check_multi_turn`], [`TurnCheck`], [`MultiTurnVerdict`], [`MultiTurnSetup`] |
+//! | train on entries (RL) | [`MultiTurnEnvironmentFactory`], [`MultiTurnEnvironment`], [`multi_turn_reward`] |
 //!
 //! All eight classes are ported. Long-context mode (the `long_context` category) uses bfcl-eval's
 //! filler data, which is not ours to ship: [`LongContextData`] reads it at run time from the
@@ -20,8 +22,8 @@
 //! the long-context loads and answers that need it (`GorillaFileSystem` and `TravelAPI` loading,
 //! the padded answers of `TradingBot` and `VehicleControlAPI`); a change of a filler card's
 //! balance (upstream the card object is shared between the model's and the ground truth's
-//! instances and leaks into later entries); `MathAPI.logarithm`'s error paths and the success
-//! path of `square_root` (`Decimal`); and texts that print a Python `set` (their order follows
+//! instances and leaks into later entries); `MathAPI.logarithm`'s error paths and
+//! `square_root` above 10,000 digits; and texts that print a Python `set` (their order follows
 //! per-process string hashing).
 //!
 //! ```
@@ -39,7 +41,10 @@
 
 mod backend;
 mod checker;
+mod decimal_sqrt;
 mod decode;
+mod environment;
+mod episode;
 mod execute;
 mod file_system;
 mod inference;
@@ -62,8 +67,13 @@ mod value;
 mod vehicle_control;
 
 pub use backend::{Backend, CallError, Method, Param, bind_arguments, optional, required};
-pub use checker::{MultiTurnVerdict, TurnSteps, check_multi_turn, ground_truth_turns};
+pub use checker::{MultiTurnVerdict, TurnCheck, TurnSteps, check_multi_turn, ground_truth_turns};
 pub use decode::{decode_result, decode_step};
+pub use environment::{
+    MultiTurnEnvConfig, MultiTurnEnvironment, MultiTurnEnvironmentFactory, MultiTurnEpisodeReport,
+    MultiTurnRewardMode, SkippedEntry, UNSUPPORTED_PREFIX, multi_turn_reward,
+};
+pub use episode::{AddedFunctions, MultiTurnEpisode, MultiTurnPlan};
 pub use execute::{Instances, result_text};
 pub use file_system::GorillaFileSystem;
 pub use inference::{
