@@ -16,6 +16,19 @@
 //! seed 1 stays at 0.55. The success figures are printed, not asserted; see issue 17. Held-out
 //! requests never occur in training, neither in the tasks nor in the pairs (checked below).
 //!
+//! Tried 2026-12-06 and not adopted (issue 17): GRPO's gain setting — the warm-up imitates
+//! a teacher that calls `get_time` on 70% of weather requests (`toy_biased_sft_dataset`, 300
+//! steps), the pairs stay the true ones, held-out requests from `ToySplit::HeldOut`, a control
+//! arm trained 30 more SFT steps of 32 rows. With this file's PPO settings and a 300-step reward
+//! model, PPO raised held-out exact-call success 0.167 -> 0.367 and 0.300 -> 0.550 on seeds 2
+//! and 3 (control 0.150, 0.300; weather requests 0.00 -> 0.60, 0.75) but not on seed 1 (0.117
+//! -> 0.100, control 0.367), and the reward model ranked the unseen phrasings' pairs at 0.892,
+//! 0.921, 0.896 (< 0.9). Other runs: a 150-step reward model, seed 1: 0.117 -> 0.217; PPO lr
+//! 5e-4 with temperature 1.0 (RM 300 steps): 0.117 -> 0.067, 0.167 -> 0.217, 0.300 -> 0.517;
+//! a 300-step reward model at lr 2e-3 on every training task: accuracy 0.900, 0.900, 0.913,
+//! success 0.100, 0.467, 0.250; the same warm-up on `toy_rlhf_tasks`' split: accuracy 0.925, 0.921, 0.938 but no
+//! held-out weather request fixed and seed 2's format 0.58 -> 0.43. No setting held on all three.
+//!
 //! The recipe that holds on seeds 1-3 (issue 17): the reward model also ranks each right call
 //! above a malformed rendering of itself (`toy_preferences`' fourth pair) and trains 150 steps;
 //! PPO runs at learning rate 3e-4 with `kl_coef` 0.1, three critic-only warm-up batches
