@@ -25,16 +25,17 @@
 //! itself for backward: its f32 copy exists one block (4M values) at a time, during one product.
 //! The final norm's input and the gradient flowing back into the layers add `2H` per position.
 //!
-//! The backward pass of one layer adds its working set, the larger of its two phases (measured
-//! with `bench_memory`'s allocation dump at the peak): the MLP goes first, and at its SiLU·up
-//! step the gradient of the layer's output (`H`) and the gradients of the product, gate and up
-//! (`3I`) exist while the product is already freed, `H + 2I` net (a half weight's f32 block
-//! instead of one `I` the step before, when that is larger); then attention, with the MLP's `3I`
-//! freed: the gradients of the probabilities and of the scores, `2 × heads × T`, and two
-//! hidden-wide gradients. With gradient checkpointing each layer keeps only its input (`H` per
-//! token) and one layer is recomputed at a time: its activations as above, its working set, and
-//! the pass's additive attention mask (`heads × T` per token, `[rows, heads, new, T]`), which the
-//! checkpointed layers build once and keep for every recomputation.
+//! The backward pass of one layer adds its working set, the larger of its two phases (measured by
+//! naming the live allocations at `bench_memory`'s peaks by size, 2026-12-06): the MLP goes first,
+//! and at its SiLU·up step the gradient of the layer's output (`H`) and the gradients of the
+//! product, gate and up (`3I`) exist while the product is already freed, `H + 2I` net (a half
+//! weight's f32 block instead of one `I` the step before, when that is larger); then attention,
+//! with the MLP's `3I` freed: the gradients of the probabilities and of the scores
+//! (`2 × heads × T`) and two hidden-wide gradients. With gradient checkpointing each layer keeps
+//! only its input (`H` per token) and one layer is recomputed at a time: its activations as
+//! above, its working set, and the pass's additive attention mask (`heads × T` per token,
+//! `[rows, heads, new, T]`), which the checkpointed layers build once and keep for every
+//! recomputation.
 //!
 //! GRPO with a reference (`β > 0`) scores every micro-batch with the reference on one thread
 //! while the policy runs the first micro-batch's forward pass on another; the reference's
@@ -53,13 +54,14 @@
 //! GRPO scores a micro-batch as agent-rl-core's `token_scores` does: each distinct prompt once
 //! (`u = ⌈b / K⌉` rows of `max_prompt_length` tokens), then the completions of all `b` rows
 //! attending to their prompt through the key/value cache (`max_completion_length − 1` new
-//! tokens); with gradient checkpointing, as `token_scores_checkpointed` does, every row runs
-//! its whole `max_prompt_length + max_completion_length − 1` tokens (no shared prompt). Logits exist only for the completion positions: the fused scoring kernel keeps them
-//! (`b × C × V`) and the backward pass makes their gradient, `logits = 2 × b × C × V × a`. SFT
-//! runs the whole `max_prompt_length + max_completion_length` sequence and takes burn's
-//! `log_softmax` over every position: at its last subtraction `x − max`, `exp(x − max)` (kept
-//! for backward) and the result are alive together, and its backward pass needs as many
-//! vocabulary-wide tensors: `logits = 3 × b × S × V × a`.
+//! tokens); with gradient checkpointing, as `token_scores_checkpointed` does, every row runs its
+//! whole `max_prompt_length + max_completion_length − 1` tokens (no shared prompt). Logits exist
+//! only for the completion positions: the fused scoring kernel keeps them (`b × C × V`) and the
+//! backward pass makes their gradient, `logits = 2 × b × C × V × a`. SFT runs the whole
+//! `max_prompt_length + max_completion_length` sequence and takes burn's `log_softmax` over every
+//! position: at its last subtraction `x − max`, `exp(x − max)` (kept for backward) and the result
+//! are alive together, and its backward pass needs as many vocabulary-wide tensors:
+//! `logits = 3 × b × S × V × a`.
 //!
 //! **Rollout phase** (GRPO). `rollout_kv_cache = L × N × (prompt + completion) × 2 × kv_heads ×
 //! head_dim × a` for the `N = prompts × K` sequences decoded together, plus one row of logits
