@@ -22,24 +22,46 @@
 //! output `heads × T` (`T` positions attended, kept by softmax and by the product with the
 //! values); the keys and values `2 × kv_heads × head_dim` per attended position; `r` per adapted
 //! projection under LoRA (the `x·A` product kept for `B`). A frozen half weight keeps only
-//! itself for backward: its f32 copy exists one block (4M values) at a time, during one product,
-//! counted once. The final norm
-//! and `lm_head` keep `2H` per position. One more layer's worth is counted as the backward
-//! working set (the gradients of the scores and probabilities, `2 × heads × T` per token, and
-//! of the MLP, `6H + 3I`). With gradient checkpointing each layer keeps only its input
-//! (`H` per token, plus the cached prompt keys/values it attends to) and one layer is recomputed
-//! at a time.
+//! itself for backward: its f32 copy exists one block (4M values) at a time, during one product.
+//! The final norm's input and the gradient flowing back into the layers add `2H` per position.
+//!
+//! The backward pass of one layer adds its working set, the larger of its two phases (measured by
+//! naming the live allocations at `bench_memory`'s peaks by size, 2026-12-06): the MLP goes first,
+//! and at its SiLU·up step the gradient of the layer's output (`H`) and the gradients of the
+//! product, gate and up (`3I`) exist while the product is already freed, `H + 2I` net (a half
+//! weight's f32 block instead of one `I` the step before, when that is larger); then attention,
+//! with the MLP's `3I` freed: the gradients of the probabilities and of the scores
+//! (`2 × heads × T`) and two hidden-wide gradients. With gradient checkpointing each layer keeps
+//! only its input (`H` per token) and one layer is recomputed at a time: its activations as
+//! above, its working set, and the pass's additive attention mask (`heads × T` per token,
+//! `[rows, heads, new, T]`), which the checkpointed layers build once and keep for every
+//! recomputation.
+//!
+//! GRPO with a reference (`β > 0`) scores every micro-batch with the reference on one thread
+//! while the policy runs the first micro-batch's forward pass on another; the reference's
+//! forward (no graph, the shared-prompt passes below) then holds, beside everything the policy's
+//! pass keeps and the policy pass's own attention mask (alive until that pass ends; with one
+//! micro-batch both passes run side by side), at its last layer's SiLU·up product: four
+//! hidden-wide tensors per token (the residual stream and its norm, as measured), gate, up and
+//! their product (`3I`), its pass's attention mask, and every layer's keys and values. The
+//! activation component is what is kept plus the larger of this and the backward working set.
+//!
+//! The planner counts attention over the whole score matrix, as burn's tensor ops on the GPU
+//! backends run it. On the CPU (Flex) a pass of at least 65,536 scores per head takes a blocked
+//! kernel that stores neither the probabilities nor the mask, so there the estimate of such
+//! passes is high (the SFT cases of `bench_memory`).
 //!
 //! GRPO scores a micro-batch as agent-rl-core's `token_scores` does: each distinct prompt once
 //! (`u = ⌈b / K⌉` rows of `max_prompt_length` tokens), then the completions of all `b` rows
 //! attending to their prompt through the key/value cache (`max_completion_length − 1` new
-//! tokens); with gradient checkpointing, as `token_scores_checkpointed` does, every row runs
-//! its whole `max_prompt_length + max_completion_length − 1` tokens (no shared prompt). Logits exist only for the completion positions: the fused scoring kernel keeps them
-//! (`b × C × V`) and the backward pass makes their gradient, `logits = 2 × b × C × V × a`. SFT
-//! runs the whole `max_prompt_length + max_completion_length` sequence and takes burn's
-//! `log_softmax` over every position: at its last subtraction `x − max`, `exp(x − max)` (kept
-//! for backward) and the result are alive together, and its backward pass needs as many
-//! vocabulary-wide tensors: `logits = 3 × b × S × V × a`.
+//! tokens); with gradient checkpointing, as `token_scores_checkpointed` does, every row runs its
+//! whole `max_prompt_length + max_completion_length − 1` tokens (no shared prompt). Logits exist
+//! only for the completion positions: the fused scoring kernel keeps them (`b × C × V`) and the
+//! backward pass makes their gradient, `logits = 2 × b × C × V × a`. SFT runs the whole
+//! `max_prompt_length + max_completion_length` sequence and takes burn's `log_softmax` over every
+//! position: at its last subtraction `x − max`, `exp(x − max)` (kept for backward) and the result
+//! are alive together, and its backward pass needs as many vocabulary-wide tensors:
+//! `logits = 3 × b × S × V × a`.
 //!
 //! **Rollout phase** (GRPO). `rollout_kv_cache = L × N × (prompt + completion) × 2 × kv_heads ×
 //! head_dim × a` for the `N = prompts × K` sequences decoded together, plus one row of logits
@@ -47,13 +69,15 @@
 //! can be reserved there.
 //!
 //! **Peak.** Gradients and activations do not peak together: the backward pass frees each
-//! layer's activations as it makes that layer's gradients. At its start everything above is
-//! alive plus the first gradient made (`lm_head`'s, or the tied embedding's, `V × H × t`, in
-//! full fine-tuning) and, with accumulation, the gradients summed so far; at its end all
-//! gradients are alive and the optimiser step adds, one tensor at a time, a new weight and two
-//! new moments (three times the largest trainable tensor). Rollouts come before both. So
-//! `total = weights + optimizer + reference + max(activations + logits + first gradient +
-//! accumulated gradients, gradients + optimiser step, rollout_kv_cache)`.
+//! layer's activations as it makes that layer's gradients. In the backward pass everything above
+//! is alive plus the first gradient made (`lm_head`'s, or the tied embedding's, `V × H × t`, in
+//! full fine-tuning) and, with accumulation, the gradients summed so far; while the reference
+//! scores (before the first backward pass) no gradient exists yet; at the backward pass's end
+//! all gradients are alive and the optimiser step adds, one tensor at a time, a new weight and
+//! two new moments (three times the largest trainable tensor). Rollouts come before all these.
+//! So `total = weights + optimizer + reference + max(kept + logits + max(backward working +
+//! first gradient + accumulated gradients, reference scoring), gradients + optimiser step,
+//! rollout_kv_cache)`.
 
 use serde::{Deserialize, Serialize};
 
@@ -83,6 +107,8 @@ pub struct MemoryBreakdown {
 /// What the peak needs besides the components (see the module docs).
 #[derive(Debug, Clone, Copy, Default)]
 struct Transients {
+    /// The micro-batch's activations at each moment.
+    activations: Activations,
     /// The gradient made first in the backward pass (`lm_head` / tied embedding).
     first_gradient: u64,
     /// Gradients summed over earlier micro-batches, alive during a later backward pass.
@@ -91,10 +117,17 @@ struct Transients {
     optimizer_step: u64,
 }
 
-/// The peak: persistent parts plus the largest of the backward start, the backward end with the
-/// optimiser step, and the rollouts.
+/// The peak: persistent parts plus the largest of the reference scoring beside the first
+/// forward pass, the backward pass, the backward end with the optimiser step, and the rollouts.
 fn peak(breakdown: &MemoryBreakdown, transients: Transients) -> u64 {
-    let backward_start = breakdown.activations
+    let activations = transients.activations;
+    let scoring = if activations.scoring > 0 {
+        activations.kept + activations.scoring + breakdown.logits
+    } else {
+        0
+    };
+    let backward = activations.kept
+        + activations.backward
         + breakdown.logits
         + transients.first_gradient
         + transients.accumulated;
@@ -102,7 +135,8 @@ fn peak(breakdown: &MemoryBreakdown, transients: Transients) -> u64 {
     breakdown.weights
         + breakdown.optimizer
         + breakdown.reference
-        + backward_start
+        + scoring
+            .max(backward)
             .max(backward_end)
             .max(breakdown.rollout_kv_cache)
 }
@@ -128,14 +162,13 @@ pub struct MemoryPlan {
     pub gradient_accumulation_steps: usize,
 }
 
-/// One forward pass over `rows` sequences of `new` tokens attending to `attended` positions (of
-/// which `past` come from a key/value cache).
+/// One forward pass over `rows` sequences of `new` tokens attending to `attended` positions
+/// (the earlier ones from a key/value cache).
 #[derive(Debug, Clone, Copy)]
 struct Pass {
     rows: u64,
     new: u64,
     attended: u64,
-    past: u64,
 }
 
 impl Pass {
@@ -144,8 +177,10 @@ impl Pass {
     }
 }
 
-/// The forward passes of one micro-batch of `b` sequences.
-fn passes(request: &MemoryPlanRequest, b: u64) -> Vec<Pass> {
+/// The forward passes of one micro-batch of `b` sequences; GRPO runs each distinct prompt once
+/// when `shared` (`token_scores`, `token_logprobs`), every row in full otherwise
+/// (`token_scores_checkpointed`).
+fn passes(request: &MemoryPlanRequest, b: u64, shared: bool) -> Vec<Pass> {
     let prompt = request.max_prompt_length as u64;
     let completion = request.max_completion_length as u64;
     match request.method {
@@ -155,15 +190,11 @@ fn passes(request: &MemoryPlanRequest, b: u64) -> Vec<Pass> {
                 rows: b,
                 new: len,
                 attended: len,
-                past: 0,
             }]
         }
         TrainMethod::Grpo => {
             let k = request.num_generations as u64;
             let unique = b.div_ceil(k).max(1);
-            // With checkpointing every row runs its prompt in full (`token_scores_checkpointed`
-            // has no shared-prompt pass).
-            let shared = !request.gradient_checkpointing;
             if shared && b >= 2 && unique < b && prompt > 0 {
                 let new = completion - 1;
                 vec![
@@ -171,13 +202,11 @@ fn passes(request: &MemoryPlanRequest, b: u64) -> Vec<Pass> {
                         rows: unique,
                         new: prompt,
                         attended: prompt,
-                        past: 0,
                     },
                     Pass {
                         rows: b,
                         new,
                         attended: prompt + new,
-                        past: prompt,
                     },
                 ]
             } else {
@@ -186,7 +215,6 @@ fn passes(request: &MemoryPlanRequest, b: u64) -> Vec<Pass> {
                     rows: b,
                     new: len,
                     attended: len,
-                    past: 0,
                 }]
             }
         }
@@ -214,52 +242,121 @@ fn layer_elements(shape: &ModelShape, pass: Pass, lora_per_token: u64) -> u64 {
         + pass.rows * pass.attended * kv_width
 }
 
-/// Elements of one layer's backward working set in `pass`.
-fn working_elements(shape: &ModelShape, pass: Pass) -> u64 {
+/// Elements of `pass`'s additive attention mask (`[rows, heads, new, attended]`), built once per
+/// pass and shared by its layers.
+fn mask_elements(shape: &ModelShape, pass: Pass) -> u64 {
+    pass.tokens() * shape.heads as u64 * pass.attended
+}
+
+/// Elements one layer's backward pass adds in `pass`, at the larger of its two phases. The MLP
+/// goes first: at the SiLU·up step the layer output's gradient (`H`) and the gradients of the
+/// product, gate and up (`3I`) exist while the product itself is already freed (net `H + 2I`;
+/// one step earlier, `down_proj`'s, has `H + I` and a half weight's f32 block). Then attention,
+/// with the MLP's `3I` freed: the gradients of the probabilities and scores (`2 × heads × T`) and
+/// two hidden-wide gradients.
+fn backward_elements(shape: &ModelShape, pass: Pass, cast: u64) -> u64 {
     let (hidden, inter) = (shape.hidden as u64, shape.intermediate as u64);
-    pass.tokens() * (2 * shape.heads as u64 * pass.attended + 6 * hidden + 3 * inter)
+    let tokens = pass.tokens();
+    let mlp = tokens * (hidden + inter) + (tokens * inter).max(cast);
+    let attention = (tokens * (2 * shape.heads as u64 * pass.attended + 2 * hidden))
+        .saturating_sub(tokens * 3 * inter);
+    mlp.max(attention)
+}
+
+/// Elements a forward pass without a graph (the reference scoring a micro-batch) holds at its
+/// peak in `pass`, the last layer's SiLU·up product (as measured): four hidden-wide tensors (the
+/// residual stream before and after attention, its norm, the caller's hidden state), gate, up
+/// and their product (`3I`, or gate, up and a half weight's f32 block during their product), the
+/// pass's attention mask, and every layer's keys and values.
+fn scoring_elements(shape: &ModelShape, pass: Pass, cast: u64) -> u64 {
+    let (hidden, inter) = (shape.hidden as u64, shape.intermediate as u64);
+    let kv_width = 2 * (shape.kv_heads * shape.head_dim) as u64;
+    let tokens = pass.tokens();
+    tokens * (4 * hidden + 2 * inter)
+        + (tokens * inter).max(cast)
+        + mask_elements(shape, pass)
+        + shape.layers as u64 * pass.rows * pass.attended * kv_width
+}
+
+/// Activation bytes of one micro-batch at the training phase's two possible peaks.
+#[derive(Debug, Clone, Copy, Default)]
+struct Activations {
+    /// Kept from the forward pass until the backward pass frees them (with the final norm's).
+    kept: u64,
+    /// Added during the backward pass of the layer where it peaks.
+    backward: u64,
+    /// Added while the reference scores the micro-batches beside the policy's forward pass of
+    /// the first one (GRPO with `β > 0`; 0 otherwise).
+    scoring: u64,
+}
+
+impl Activations {
+    /// The larger of the two moments (the `activations` component).
+    fn peak(self) -> u64 {
+        self.kept + self.backward.max(self.scoring)
+    }
 }
 
 /// Activation bytes of one micro-batch of `b` sequences.
-fn activations(request: &MemoryPlanRequest, shape: &ModelShape, b: u64) -> u64 {
+fn activations(request: &MemoryPlanRequest, shape: &ModelShape, b: u64) -> Activations {
     let a = activation_bytes(request);
     let layers = shape.layers as u64;
     let hidden = shape.hidden as u64;
-    let kv_width = 2 * (shape.kv_heads * shape.head_dim) as u64;
     let lora_per_token = request
         .lora
         .as_ref()
         .map_or(0, |lora| (lora.r * lora.target_modules.len()) as u64);
     // A frozen half weight keeps only itself for backward; the f32 copy exists one block of
     // `HALF_CAST_BLOCK` values at a time, during one product.
-    let casts = match (&request.lora, request.weight_dtype) {
+    let cast = match (&request.lora, request.weight_dtype) {
         (Some(_), WeightDtype::Bf16 | WeightDtype::F16) => {
-            shape.layer_parameters().min(HALF_CAST_BLOCK) * 4
+            shape.layer_parameters().min(HALF_CAST_BLOCK)
         }
         _ => 0,
     };
-    let all = passes(request, b);
+    let all = passes(request, b, !request.gradient_checkpointing);
     let layer: u64 = all
         .iter()
         .map(|&pass| layer_elements(shape, pass, lora_per_token))
         .sum();
     let working = all
         .iter()
-        .map(|&pass| working_elements(shape, pass))
+        .map(|&pass| backward_elements(shape, pass, cast))
         .max()
         .unwrap_or(0);
     let tokens: u64 = all.iter().map(|pass| pass.tokens()).sum();
     let head = 2 * hidden * tokens;
-    let kept = if request.gradient_checkpointing {
-        let inputs: u64 = all
-            .iter()
-            .map(|pass| pass.tokens() * hidden + pass.rows * pass.past * kv_width)
-            .sum();
-        (layers * inputs + layer) * a + casts
+    let (kept, backward) = if request.gradient_checkpointing {
+        // Each layer's input; one layer recomputed at a time, its passes' masks kept by the
+        // checkpointed layers for every recomputation.
+        let inputs: u64 = all.iter().map(|pass| pass.tokens() * hidden).sum();
+        let masks: u64 = all.iter().map(|&pass| mask_elements(shape, pass)).sum();
+        (layers * inputs + head, layer + masks + working)
     } else {
-        layers * layer * a + casts
+        (layers * layer + head, working)
     };
-    kept + (head + working) * a
+    // The reference scores with `token_logprobs` (the shared-prompt passes, no graph) while the
+    // policy's forward pass runs, its mask alive until the pass ends.
+    let scoring = if request.method == TrainMethod::Grpo && request.beta > 0.0 {
+        let reference = passes(request, b, true)
+            .iter()
+            .map(|&pass| scoring_elements(shape, pass, cast))
+            .max()
+            .unwrap_or(0);
+        let policy_mask = all
+            .iter()
+            .map(|&pass| mask_elements(shape, pass))
+            .max()
+            .unwrap_or(0);
+        reference + policy_mask
+    } else {
+        0
+    };
+    Activations {
+        kept: kept * a,
+        backward: backward * a,
+        scoring: scoring * a,
+    }
 }
 
 /// Logit bytes of one micro-batch of `b` sequences.
@@ -340,7 +437,9 @@ fn breakdown(
         }
     };
     let accumulated = if chunks > 1 { trainable * t } else { 0 };
+    let activations = activations(request, shape, b);
     let transients = Transients {
+        activations,
         first_gradient: if request.lora.is_none() {
             (shape.vocab * shape.hidden) as u64 * t
         } else {
@@ -354,7 +453,7 @@ fn breakdown(
         gradients: trainable * t + accumulated,
         optimizer: 2 * trainable * t,
         reference,
-        activations: activations(request, shape, b),
+        activations: activations.peak(),
         logits: logits(request, shape, b),
         rollout_kv_cache,
     };

@@ -38,14 +38,15 @@ fn sft_components_counted_by_hand() {
     let plan = plan_memory(&sft_request()).expect("plan");
     assert_eq!(plan.parameters, 364);
     // One pass of 3 tokens attending to 3 positions. Per layer: 3 × (6·4 + 3·8 + 2 heads · 3)
-    // + 3 positions × (2 · 1 · 2) = 162 + 12 = 174 values; working set 3 × (2·2·3 + 6·4 + 3·8)
-    // = 180; final norm and head 2 · 4 · 3 = 24. (2 · 174 + 180 + 24) × 4 bytes = 2208.
+    // + 3 positions × (2 · 1 · 2) = 162 + 12 = 174 values; final norm and head 2 · 4 · 3 = 24;
+    // backward working set: the MLP phase 3 × (4 + 2·8) = 60 beats the attention phase
+    // 3 × (2·2·3 + 2·4) − 3 × 3·8 < 0. (2 · 174 + 24 + 60) × 4 bytes = 1728.
     let expected = MemoryBreakdown {
         weights: 364 * 4,
         gradients: 364 * 4,
         optimizer: 2 * 364 * 4,
         reference: 0,
-        activations: 2208,
+        activations: 1728,
         logits: 3 * 3 * 10 * 4,
         rollout_kv_cache: 0,
     };
@@ -53,7 +54,7 @@ fn sft_components_counted_by_hand() {
     // Backward start: activations, logits and the embedding's gradient (10 × 4 × 4 bytes) beside
     // weights and moments; it beats the backward end (all gradients, 1456, plus a new weight and
     // two moments of the largest tensor, the 10 × 4 embedding: 480).
-    assert_eq!(plan.total_bytes, 1456 + 2912 + (2208 + 360 + 160));
+    assert_eq!(plan.total_bytes, 1456 + 2912 + (1728 + 360 + 160));
     assert_eq!(
         (plan.micro_batch_size, plan.gradient_accumulation_steps),
         (1, 1)
@@ -68,8 +69,13 @@ fn checkpointing_keeps_layer_inputs_and_one_layer() {
         ..sft_request()
     };
     let plan = plan_memory(&request).expect("plan");
-    // 2 layers × 3 tokens × H 4 inputs + one layer's 174, + working set and head as before.
-    assert_eq!(plan.breakdown.activations, (2 * 12 + 174 + 180 + 24) * 4);
+    // 2 layers × 3 tokens × H 4 inputs and the head's 24 kept; in the backward pass one layer's
+    // 174, the pass's mask 3 × 2 heads × 3 = 18 kept for the recomputations, and the working
+    // set 60 as before.
+    assert_eq!(
+        plan.breakdown.activations,
+        (2 * 12 + 24 + 174 + 18 + 60) * 4
+    );
 }
 
 #[test]
@@ -86,9 +92,11 @@ fn grpo_shares_the_prompt_and_keeps_a_reference_without_lora() {
     let plan = plan_memory(&request).expect("plan");
     let breakdown = plan.breakdown;
     // Prompt pass: 1 row × 2 tokens → 2 × (48 + 2·2) + 2 × 4 = 112; completion pass: 2 rows × 2
-    // new tokens attending to 4 → 4 × (48 + 2·4) + 2 × 4 × 4 = 256; working set of the larger
-    // pass 4 × (2·2·4 + 48) = 256; head 2 · 4 · (2 + 4) = 48.
-    assert_eq!(breakdown.activations, (2 * 368 + 256 + 48) * 4);
+    // new tokens attending to 4 → 4 × (48 + 2·4) + 2 × 4 × 4 = 256; head 2 · 4 · (2 + 4) = 48.
+    // Backward working set of the larger pass: 4 × (4 + 2·8) = 80. The reference scoring the
+    // completion pass beside the policy's forward: 4 × (4·4 + 3·8) = 160, its mask 4 × 2 × 4 = 32,
+    // 2 layers' keys and values 2 × 2 × 4 × 4 = 64, and the policy pass's mask 32: 288 > 80.
+    assert_eq!(breakdown.activations, (2 * 368 + 48 + 288) * 4);
     assert_eq!(breakdown.logits, 2 * 2 * 3 * 10 * 4);
     assert_eq!(breakdown.reference, 364 * 4);
     // 2 layers × 2 sequences × 5 positions × (2 · 1 · 2) + 2 rows of logits.
@@ -97,10 +105,10 @@ fn grpo_shares_the_prompt_and_keeps_a_reference_without_lora() {
         beta: 0.0,
         ..request
     };
-    assert_eq!(
-        plan_memory(&without_kl).expect("plan").breakdown.reference,
-        0
-    );
+    let plan = plan_memory(&without_kl).expect("plan");
+    assert_eq!(plan.breakdown.reference, 0);
+    // No reference scoring: the backward working set is the larger moment.
+    assert_eq!(plan.breakdown.activations, (2 * 368 + 48 + 80) * 4);
 }
 
 #[test]
@@ -136,9 +144,11 @@ fn grpo_with_checkpointing_runs_every_prompt_in_full() {
     };
     let plan = plan_memory(&request).expect("plan");
     // One pass of 2 rows × 4 tokens attending to 4 (no shared prompt, as
-    // `token_scores_checkpointed` runs it): 2 layers × 8 tokens × H 4 inputs = 64; one layer
-    // 8 × (48 + 2·4) + 2 × 4 × 4 = 480; working set 8 × (2·2·4 + 48) = 512; head 2 · 4 · 8 = 64.
-    assert_eq!(plan.breakdown.activations, (64 + 480 + 512 + 64) * 4);
+    // `token_scores_checkpointed` runs it): 2 layers × 8 tokens × H 4 inputs = 64 and the head
+    // 2 · 4 · 8 = 64 kept; in the backward pass one layer 8 × (48 + 2·4) + 2 × 4 × 4 = 480, the
+    // pass's mask 8 × 2 × 4 = 64, the working set 8 × (4 + 2·8) = 160. The reference scoring
+    // (shared prompt, 256 as without checkpointing, plus this pass's mask 64) is smaller.
+    assert_eq!(plan.breakdown.activations, (64 + 64 + 480 + 64 + 160) * 4);
 }
 
 #[test]
