@@ -68,10 +68,15 @@ pub trait Environment: Send {
     /// [`CoreError::Environment`] only for failures of the environment itself.
     fn step(&mut self, action: &Action) -> Result<StepOutcome, CoreError>;
 
-    /// Applies the actions of one assistant message in order and returns their outcomes,
-    /// stopping after the first outcome that ends the episode. The default steps each action;
-    /// an environment for which one message's calls form a unit (BFCL multi-turn counts steps,
-    /// not calls) overrides it.
+    /// Applies the actions of one assistant message in order and returns their outcomes, in
+    /// order; the agent loop appends their observations to the conversation after the message.
+    ///
+    /// The default ([`step_each`]) steps each action, one outcome per action, and stops after
+    /// the first outcome that ends the episode. An environment for which one message's calls
+    /// form a unit (BFCL multi-turn counts steps, not calls) overrides it; an override also
+    /// returns one outcome per action unless the message as a whole ends the episode or moves
+    /// the conversation on (then a single outcome can answer it), and nothing follows an
+    /// outcome that ends the episode. No actions, no outcomes.
     ///
     /// # Errors
     /// As [`Environment::step`].

@@ -108,7 +108,7 @@ fn report_of(
     let mut env = factory.environment();
     play(&mut env, task, policy);
     let report = env.report().unwrap();
-    assert!(report.done);
+    assert!(report.is_done());
     report
 }
 
@@ -144,9 +144,10 @@ fn assert_full_reward(entry: &BfclEntry, report: &MultiTurnEpisodeReport) {
 
 fn verdict_of(report: &MultiTurnEpisodeReport) -> Result<(), String> {
     match &report.verdict {
-        MultiTurnVerdict::Valid => Ok(()),
-        MultiTurnVerdict::Invalid(failure) => Err(failure.error_type.clone()),
-        MultiTurnVerdict::Unsupported(reason) => panic!("unsupported: {reason}"),
+        Some(MultiTurnVerdict::Valid) => Ok(()),
+        Some(MultiTurnVerdict::Invalid(failure)) => Err(failure.error_type.clone()),
+        Some(MultiTurnVerdict::Unsupported(reason)) => panic!("unsupported: {reason}"),
+        None => panic!("{}: the episode has not ended", report.id),
     }
 }
 
@@ -315,7 +316,7 @@ fn an_unsupported_call_ends_the_episode_unscored() {
     let (messages, _) = play(&mut env, task, &mut policy);
     let report = env.report().unwrap();
     assert!(
-        matches!(report.verdict, MultiTurnVerdict::Unsupported(ref reason) if known_gap(reason)),
+        matches!(report.verdict, Some(MultiTurnVerdict::Unsupported(ref reason)) if known_gap(reason)),
         "{:?}",
         report.verdict
     );
@@ -567,4 +568,143 @@ fn grpo_runs_on_multi_turn_tasks() {
         assert!(step.loss.is_finite(), "{step:?}");
         assert!((0.0..=1.0).contains(&step.reward), "{step:?}");
     }
+}
+
+/// A tool call with id `c1`.
+fn call(name: &str, arguments: Value) -> Action {
+    Action::ToolCall(agent_rl_core::ToolCall {
+        id: Some("c1".into()),
+        name: name.into(),
+        arguments,
+    })
+}
+
+/// Arguments given as a string holding a JSON object are decoded, as bfcl-eval decodes them;
+/// arguments that are no object (which bfcl-eval fails to decode) run nothing and end the turn,
+/// where they used to run as a call without arguments. The report has no verdict until the end.
+#[test]
+fn calls_whose_arguments_do_not_decode_end_the_turn() {
+    let (dataset, docs) = fixture();
+    let factory = MultiTurnEnvironmentFactory::new(&dataset, &docs, MultiTurnEnvConfig::default());
+    let task = task_of(&factory, "multi_turn_base_1");
+    let mut env = factory.environment();
+    env.reset(task).unwrap();
+    let outcomes = env
+        .step_message(&[call("add", json!("{\"a\": 3, \"b\": 4.5}"))])
+        .unwrap();
+    assert_eq!(outcomes.len(), 1);
+    assert_eq!(outcomes[0].observation.text(), "{\"result\": 7.5}");
+    assert_eq!(outcomes[0].observation.tool_call_id.as_deref(), Some("c1"));
+    assert!(!outcomes[0].done);
+    let report = env.report().unwrap();
+    assert_eq!(report.verdict, None);
+    assert!(!report.is_done());
+
+    // The first turn's call was right: it passes, and the next turn's question follows.
+    let outcomes = env
+        .step_message(&[
+            call("multiply", json!([2, 8])),
+            call("add", json!({"a": 1, "b": 1})),
+        ])
+        .unwrap();
+    assert_eq!(outcomes.len(), 1, "{outcomes:?}");
+    assert_eq!(outcomes[0].observation.role, agent_rl_core::Role::User);
+    assert!(!outcomes[0].done);
+    assert_eq!(outcomes[0].reward, Some(0.5));
+    let report = env.report().unwrap();
+    assert_eq!(report.steps, vec![vec![vec!["add(a=3,b=4.5)".to_owned()]]]);
+    assert_eq!(report.verdict, None);
+
+    // In the second turn nothing else runs: it ends empty, and fails.
+    let outcomes = env.step_message(&[call("multiply", json!(7))]).unwrap();
+    assert_eq!(outcomes.len(), 1);
+    assert!(outcomes[0].done);
+    let report = env.report().unwrap();
+    assert!(report.is_done());
+    assert_eq!(
+        verdict_of(&report),
+        Err("multi_turn:empty_turn_model_response".into())
+    );
+    assert_eq!(report.reward, Some(0.5));
+}
+
+/// A policy whose every step makes one call with arguments that are no JSON object.
+struct UndecodableArguments;
+
+impl Policy for UndecodableArguments {
+    fn generate(
+        &mut self,
+        requests: &[ChatRequest],
+        _: &SamplingConfig,
+    ) -> Result<Vec<agent_rl_core::Completion>, agent_rl_core::CoreError> {
+        let parsed = agent_rl_core::ParsedOutput {
+            tool_calls: vec![agent_rl_core::ToolCall {
+                id: None,
+                name: "add".into(),
+                arguments: json!([3, 4.5]),
+            }],
+            ..Default::default()
+        };
+        Ok(requests
+            .iter()
+            .map(|_| agent_rl_core::Completion {
+                token_ids: Vec::new(),
+                logprobs: Vec::new(),
+                parsed: parsed.clone(),
+                text: String::new(),
+                finish_reason: agent_rl_core::FinishReason::Stop,
+            })
+            .collect())
+    }
+}
+
+/// The inference loop ends a turn at such a step too (it used to run `add()` step after step
+/// until the step limit force-quit the entry).
+#[test]
+fn the_inference_loop_ends_the_turn_at_arguments_that_do_not_decode() {
+    use agent_rl_eval::bfcl::multi_turn::{MultiTurnOutcome, infer_multi_turn};
+    let (dataset, docs) = fixture();
+    let entry = dataset.index()["multi_turn_base_1"];
+    let outcome = infer_multi_turn(
+        entry,
+        &docs,
+        &mut UndecodableArguments,
+        &SamplingConfig::default(),
+        Default::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        outcome,
+        MultiTurnOutcome::Steps(vec![Vec::new(), Vec::new()])
+    );
+}
+
+/// An episode's turn is the count of its ended turns; a turn whose ground truth is unsupported
+/// still ends with its steps kept; a stopped episode stays in the stopped turn.
+#[test]
+fn an_episode_keeps_the_steps_of_a_turn_whose_truth_is_unsupported() {
+    use agent_rl_eval::bfcl::multi_turn::{MultiTurnEpisode, MultiTurnPlan};
+    let (dataset, docs) = fixture();
+    let entry = dataset.index()["multi_turn_base_1"];
+    let plan = Arc::new(MultiTurnPlan::new(entry, &docs, Default::default()).unwrap());
+    // `logarithm`'s error paths are a pinned gap.
+    let truth = vec![
+        vec!["logarithm(value=5, base=1, precision=10)".to_owned()],
+        Vec::new(),
+    ];
+    let mut episode = MultiTurnEpisode::scored(plan, Arc::new(truth)).unwrap();
+    let step = vec!["add(a=1, b=2)".to_owned()];
+    episode.run_call_strings(step.clone()).unwrap();
+    assert_eq!((episode.turn(), episode.steps_this_turn()), (0, 1));
+    let reason = episode.end_turn().unwrap_err();
+    assert!(known_gap(&reason), "{reason}");
+    assert_eq!(episode.turn(), 1);
+    assert_eq!(episode.steps(), &vec![vec![step.clone()]]);
+    assert!(episode.is_last_turn() && !episode.is_over());
+
+    episode.run_call_strings(step.clone()).unwrap();
+    episode.stop();
+    assert!(episode.is_over());
+    assert_eq!(episode.turn(), 1);
+    assert_eq!(episode.into_steps(), vec![vec![step.clone()], vec![step]]);
 }

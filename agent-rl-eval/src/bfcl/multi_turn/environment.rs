@@ -7,8 +7,9 @@
 //! the task's tools are the entry's functions, those held back until a later turn (`miss_func`)
 //! apart. The calls of one assistant message form one step
 //! ([`Environment::step_message`]): they are executed in order on the model's instances and
-//! each answered by a tool message with the text bfcl-eval's executor records. A reply without
-//! calls ends the turn: the turn's ground-truth calls run on their instances and the checker
+//! each answered by a tool message with the text bfcl-eval's executor records (calls whose
+//! arguments are not a JSON object do not decode: as in bfcl-eval, nothing runs and the turn
+//! ends). A reply without calls ends the turn: the turn's ground-truth calls run on their instances and the checker
 //! compares the instances' states and the results so far exactly as
 //! [`check_multi_turn`](super::check_multi_turn) does
 //! (a turn whose ground truth is empty, where the right move is to ask (`miss_param`) or the
@@ -19,6 +20,11 @@
 //! prompt). More than `max_steps` steps in one turn force-quit the entry, as bfcl-eval's
 //! inference loop does (the entry then fails with `multi_turn:force_terminated`, unless it was
 //! the last turn, which is checked as usual).
+//!
+//! Malformed tool calls (text the parser could not read as a call) never reach an environment:
+//! the agent loop sends the well-formed calls of a message and drops the rest, and a message with
+//! none is a reply. [`infer_multi_turn`](super::infer_multi_turn) instead ends the turn at a step
+//! with any malformed call, so the two can differ on such a message.
 //!
 //! **Reward** ([`MultiTurnRewardMode`]): by default the share of the entry's checked turns
 //! (those with a non-empty ground truth) that pass before the first failure — the checker
@@ -32,7 +38,7 @@
 //! **Pinned gaps** (behaviour not ported; see the module docs of
 //! [`multi_turn`](super)) are never scored as wrong: an entry whose ground truth needs one is
 //! left out when the tasks are built ([`MultiTurnEnvironmentFactory::skipped`] says which and
-//! why), and a model call that needs one ends the episode without a verdict: the observation is
+//! why), and a model call that needs one ends the episode unscored: the observation is
 //! a system message starting with [`UNSUPPORTED_PREFIX`], the episode's
 //! [`MultiTurnEpisodeReport::verdict`] is [`MultiTurnVerdict::Unsupported`], and
 //! [`multi_turn_reward`] scores it `None` (left out of the group's advantages).
@@ -100,14 +106,14 @@ pub struct SkippedEntry {
     pub reason: String,
 }
 
-/// How an episode ended.
+/// How an episode stands, or how it ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MultiTurnEpisodeReport {
     /// The entry id.
     pub id: String,
     /// The checker's verdict on the entry as played (`Valid` only when every turn ran and
-    /// passed). While the episode runs: `Valid` so far.
-    pub verdict: MultiTurnVerdict,
+    /// passed); `None` while the episode runs.
+    pub verdict: Option<MultiTurnVerdict>,
     /// Checked turns that passed.
     pub passed_turns: usize,
     /// Checked turns of the entry (those with a non-empty ground truth).
@@ -116,16 +122,30 @@ pub struct MultiTurnEpisodeReport {
     pub reward: Option<f32>,
     /// The model's call strings per ended turn and step (bfcl-eval's decoded result form).
     pub steps: TurnSteps,
-    /// True once the episode is over.
-    pub done: bool,
+}
+
+impl MultiTurnEpisodeReport {
+    /// True once the episode is over (it has a verdict).
+    pub fn is_done(&self) -> bool {
+        self.verdict.is_some()
+    }
 }
 
 /// What the environment keeps of one entry.
 #[derive(Debug)]
 struct EntrySpec {
     plan: Arc<MultiTurnPlan>,
+    /// The ground truth's call strings per turn.
     truth: Arc<Vec<Vec<String>>>,
+    /// The number of checked turns (see [`EntrySpec::is_checked`]).
     checked: usize,
+}
+
+impl EntrySpec {
+    /// True for a turn the checker decides: one with a non-empty ground truth.
+    fn is_checked(&self, turn: usize) -> bool {
+        self.truth.get(turn).is_some_and(|calls| !calls.is_empty())
+    }
 }
 
 /// Builds the tasks of a dataset's multi-turn entries and makes a [`MultiTurnEnvironment`] per
@@ -266,21 +286,25 @@ fn entry_spec(
             Err(reason) => return Err(format!("unsupported: {reason}")),
         }
     }
-    let checked = truth.iter().filter(|calls| !calls.is_empty()).count();
-    Ok(EntrySpec {
+    let mut spec = EntrySpec {
         plan,
         truth,
-        checked,
-    })
+        checked: 0,
+    };
+    spec.checked = (0..spec.truth.len())
+        .filter(|&turn| spec.is_checked(turn))
+        .count();
+    Ok(spec)
 }
 
-/// One episode in progress.
+/// One episode, in progress or ended.
 struct Running {
     spec: Arc<EntrySpec>,
     episode: MultiTurnEpisode,
+    /// Checked turns that passed.
     passed: usize,
-    verdict: MultiTurnVerdict,
-    done: bool,
+    /// `None` while the episode runs; set once, when it ends.
+    verdict: Option<MultiTurnVerdict>,
 }
 
 /// A BFCL multi-turn environment (see the module docs); made by
@@ -312,15 +336,15 @@ impl MultiTurnEnvironment {
             checked_turns: run.spec.checked,
             reward: self.reward(run),
             steps: run.episode.steps().clone(),
-            done: run.done,
         })
     }
 
+    /// The reward of `run` so far (`None` once it ended unsupported).
     fn reward(&self, run: &Running) -> Option<f32> {
         let valid = match &run.verdict {
-            MultiTurnVerdict::Unsupported(_) => return None,
-            MultiTurnVerdict::Valid => run.done,
-            MultiTurnVerdict::Invalid(_) => false,
+            Some(MultiTurnVerdict::Unsupported(_)) => return None,
+            Some(MultiTurnVerdict::Valid) => true,
+            Some(MultiTurnVerdict::Invalid(_)) | None => false,
         };
         Some(match self.config.reward {
             MultiTurnRewardMode::Entry => f32::from(u8::from(valid)),
@@ -339,7 +363,7 @@ impl MultiTurnEnvironment {
     fn running(&mut self) -> Result<&mut Running, CoreError> {
         match self.running.as_mut() {
             None => Err(Self::error("step before reset")),
-            Some(run) if run.done => Err(Self::error("step after the episode ended")),
+            Some(run) if run.verdict.is_some() => Err(Self::error("step after the episode ended")),
             Some(run) => Ok(run),
         }
     }
@@ -347,9 +371,7 @@ impl MultiTurnEnvironment {
     /// Ends the episode with `verdict`; the outcome carries the final reward.
     fn finish(&mut self, verdict: MultiTurnVerdict) -> Result<StepOutcome, CoreError> {
         let run = self.running()?;
-        run.verdict = verdict;
-        run.done = true;
-        let observation = match &run.verdict {
+        let observation = match &verdict {
             MultiTurnVerdict::Unsupported(reason) => {
                 Message::system(format!("{UNSUPPORTED_PREFIX}{reason}"))
             }
@@ -359,8 +381,9 @@ impl MultiTurnEnvironment {
                 run.passed, run.spec.checked, failure.error_type
             )),
         };
-        let info = json!({"verdict": verdict_name(&run.verdict), "passed_turns": run.passed,
+        let info = json!({"verdict": verdict_name(&verdict), "passed_turns": run.passed,
             "checked_turns": run.spec.checked});
+        run.verdict = Some(verdict);
         let reward = self.running.as_ref().and_then(|run| self.reward(run));
         Ok(StepOutcome {
             observation,
@@ -371,11 +394,14 @@ impl MultiTurnEnvironment {
     }
 
     /// One step of calls: their tool messages, the last one ending the episode at a force-quit.
+    /// Calls whose arguments do not decode end the turn instead (one outcome, as a reply
+    /// without calls), as bfcl-eval's inference loop does.
     fn tool_step(&mut self, calls: &[ToolCall]) -> Result<Vec<StepOutcome>, CoreError> {
         let max_steps = self.config.max_steps;
         let run = self.running()?;
         let messages = match run.episode.run_step(calls) {
-            Ok(messages) => messages,
+            Ok(Some(messages)) => messages,
+            Ok(None) => return Ok(vec![self.end_turn()?]),
             Err(reason) => return Ok(vec![self.finish(MultiTurnVerdict::Unsupported(reason))?]),
         };
         let mut outcomes: Vec<StepOutcome> = messages
@@ -409,12 +435,7 @@ impl MultiTurnEnvironment {
     /// The assistant answered without calls: the turn ends and is checked.
     fn end_turn(&mut self) -> Result<StepOutcome, CoreError> {
         let run = self.running()?;
-        let turn = run.episode.turn();
-        let checked = run
-            .spec
-            .truth
-            .get(turn)
-            .is_some_and(|calls| !calls.is_empty());
+        let checked = run.spec.is_checked(run.episode.turn());
         match run.episode.end_turn() {
             Err(reason) => return self.finish(MultiTurnVerdict::Unsupported(reason)),
             Ok(Some(failure)) => return self.finish(MultiTurnVerdict::Invalid(failure)),
@@ -472,8 +493,7 @@ impl Environment for MultiTurnEnvironment {
             spec,
             episode,
             passed: 0,
-            verdict: MultiTurnVerdict::Valid,
-            done: false,
+            verdict: None,
         });
         Ok(task.messages.clone())
     }
@@ -490,8 +510,10 @@ impl Environment for MultiTurnEnvironment {
         }
     }
 
-    /// The calls of one message are one step (bfcl-eval's unit for the step limit); a message
-    /// mixing calls and replies is taken action by action.
+    /// The calls of one message are one step (bfcl-eval's unit for the step limit): one tool
+    /// message per call, or a single outcome when the step ends the episode (an unsupported
+    /// call) or the turn (arguments that do not decode). A message mixing calls and replies is
+    /// taken action by action, each call a step of its own.
     fn step_message(&mut self, actions: &[Action]) -> Result<Vec<StepOutcome>, CoreError> {
         let calls: Option<Vec<ToolCall>> = actions
             .iter()

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::checker::{TurnCheck, TurnSteps};
 use super::execute::Instances;
-use super::inference::{ADDED_FUNCTIONS_PROMPT, MultiTurnDocs, call_string};
+use super::inference::{ADDED_FUNCTIONS_PROMPT, MultiTurnDocs, tool_call_string};
 use super::long_context::LongContext;
 use super::setup::MultiTurnSetup;
 use crate::bfcl::category::Language;
@@ -136,8 +136,10 @@ pub struct MultiTurnEpisode {
     plan: Arc<MultiTurnPlan>,
     model: Instances,
     check: Option<(TurnCheck, Arc<Vec<Vec<String>>>)>,
-    turn: usize,
+    /// The steps of the turn in progress.
     current: Vec<Vec<String>>,
+    /// The steps of the ended turns (after [`MultiTurnEpisode::stop`], the stopped turn's
+    /// too); the turn in progress is their count.
     steps: TurnSteps,
     stopped: bool,
 }
@@ -146,7 +148,7 @@ impl std::fmt::Debug for MultiTurnEpisode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MultiTurnEpisode")
             .field("id", &self.plan.id)
-            .field("turn", &self.turn)
+            .field("turn", &self.turn())
             .field("steps", &self.steps)
             .field("scored", &self.check.is_some())
             .finish()
@@ -169,7 +171,6 @@ impl MultiTurnEpisode {
             plan,
             model,
             check: None,
-            turn: 0,
             current: Vec::new(),
             steps: Vec::new(),
             stopped: false,
@@ -196,19 +197,20 @@ impl MultiTurnEpisode {
         &self.plan
     }
 
-    /// The index of the turn in progress (the number of turns when over).
+    /// The index of the turn in progress: the number of ended turns (after
+    /// [`MultiTurnEpisode::stop`], the stopped turn's).
     pub fn turn(&self) -> usize {
-        self.turn
+        self.steps.len() - usize::from(self.stopped)
     }
 
     /// True once every turn has ended, or after [`MultiTurnEpisode::stop`].
     pub fn is_over(&self) -> bool {
-        self.stopped || self.turn >= self.plan.turns.len()
+        self.stopped || self.turn() >= self.plan.turns.len()
     }
 
     /// True in the last turn.
     pub fn is_last_turn(&self) -> bool {
-        self.turn + 1 >= self.plan.turns.len()
+        self.turn() + 1 >= self.plan.turns.len()
     }
 
     /// Steps made in the turn in progress.
@@ -226,26 +228,34 @@ impl MultiTurnEpisode {
         self.steps
     }
 
-    /// One step: the calls rendered as call strings (`name(k=repr(v),…)`), executed in order on
-    /// the model's instances; returns one tool message per call with its result.
+    /// One step: the calls rendered as call strings ([`tool_call_string`]), executed in order
+    /// on the model's instances; returns one tool message per call with its result.
+    ///
+    /// `Ok(None)` when a call's arguments are neither a JSON object nor a string holding one:
+    /// nothing runs and no step is counted (bfcl-eval fails to decode such a step and ends the
+    /// turn; the caller should too).
     ///
     /// # Errors
     /// The unsupported reason when a call needs behaviour not ported.
-    pub fn run_step(&mut self, calls: &[ToolCall]) -> std::result::Result<Vec<Message>, String> {
-        let strings: Vec<String> = calls
-            .iter()
-            .map(|call| call_string(&call.name, &call.arguments))
-            .collect();
+    pub fn run_step(
+        &mut self,
+        calls: &[ToolCall],
+    ) -> std::result::Result<Option<Vec<Message>>, String> {
+        let Some(strings) = calls.iter().map(tool_call_string).collect() else {
+            return Ok(None);
+        };
         let results = self.run_call_strings(strings)?;
-        Ok(calls
-            .iter()
-            .zip(results)
-            .map(|(call, result)| {
-                let mut message = Message::tool(call.name.clone(), result);
-                message.tool_call_id.clone_from(&call.id);
-                message
-            })
-            .collect())
+        Ok(Some(
+            calls
+                .iter()
+                .zip(results)
+                .map(|(call, result)| {
+                    let mut message = Message::tool(call.name.clone(), result);
+                    message.tool_call_id.clone_from(&call.id);
+                    message
+                })
+                .collect(),
+        ))
     }
 
     /// One step given as call strings (Python syntax, positional arguments allowed: a ground
@@ -269,19 +279,21 @@ impl MultiTurnEpisode {
     /// verdict on it (`None`: passed, or not checked because its ground truth is empty).
     ///
     /// # Errors
-    /// The unsupported reason when the ground truth's calls need behaviour not ported.
+    /// The unsupported reason when the ground truth's calls need behaviour not ported (the turn
+    /// has ended all the same).
     pub fn end_turn(&mut self) -> std::result::Result<Option<Failure>, String> {
+        let turn = self.turn();
         let steps = std::mem::take(&mut self.current);
         let verdict = match &mut self.check {
             Some((check, truth)) => {
-                let calls = truth.get(self.turn).map_or(&[][..], Vec::as_slice);
-                check.check_turn(self.turn, calls, &self.model, &steps)?
+                let calls = truth.get(turn).map_or(&[][..], Vec::as_slice);
+                check.check_turn(turn, calls, &self.model, &steps)
             }
-            None => None,
+            None => Ok(None),
         };
+        // The turn's steps are kept even when its ground truth is unsupported.
         self.steps.push(steps);
-        self.turn += 1;
-        Ok(verdict)
+        verdict
     }
 
     /// Ends the episode inside the turn in progress (bfcl-eval's force-quit at the step limit):

@@ -4,14 +4,14 @@
 //! BFCL's fixed "updated functions" sentence), then the policy is queried step by step: each
 //! step's tool calls are rendered as call strings (`name(k=repr(v),…)`), executed, and their
 //! results fed back as tool messages; the turn ends when a step makes no call (or its calls are
-//! malformed). More than [`MAX_STEPS`] steps in one turn force-quit the entry after that turn,
+//! malformed, or their arguments are not a JSON object). More than [`MAX_STEPS`] steps in one turn force-quit the entry after that turn,
 //! so its result has fewer turns than the ground truth (unless it was the last).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_rl_core::{ChatRequest, Message, Policy, SamplingConfig};
+use agent_rl_core::{ChatRequest, Message, Policy, SamplingConfig, ToolCall};
 use serde_json::Value;
 
 use super::checker::TurnSteps;
@@ -112,7 +112,9 @@ pub enum MultiTurnOutcome {
     Unsupported(String),
 }
 
-/// A call as bfcl-eval renders a function-calling response: `name(k=repr(v),…)`.
+/// A call as bfcl-eval renders a function-calling response: `name(k=repr(v),…)`. Arguments
+/// that are not a JSON object render as none; for a model's calls use [`tool_call_string`],
+/// which refuses them.
 pub fn call_string(name: &str, arguments: &Value) -> String {
     let rendered: Vec<String> = match arguments {
         Value::Object(map) => map
@@ -122,6 +124,20 @@ pub fn call_string(name: &str, arguments: &Value) -> String {
         _ => Vec::new(),
     };
     format!("{name}({})", rendered.join(","))
+}
+
+/// A model's tool call as a call string ([`call_string`]), its arguments an object or a string
+/// holding one (decoded first, as bfcl-eval's `convert_to_function_call` does); `None` for any
+/// other arguments, where bfcl-eval's decoding raises and its inference loop ends the turn.
+pub fn tool_call_string(call: &ToolCall) -> Option<String> {
+    match &call.arguments {
+        Value::Object(_) => Some(call_string(&call.name, &call.arguments)),
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(arguments @ Value::Object(_)) => Some(call_string(&call.name, &arguments)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Runs one multi-turn entry with `policy` (one request per step).
@@ -168,7 +184,9 @@ pub fn infer_multi_turn(
                 parsed.tool_calls.clone(),
             ));
             match episode.run_step(&parsed.tool_calls) {
-                Ok(results) => messages.extend(results),
+                Ok(Some(results)) => messages.extend(results),
+                // bfcl-eval's loop ends the turn when a step does not decode.
+                Ok(None) => break,
                 Err(reason) => return Ok(MultiTurnOutcome::Unsupported(reason)),
             }
             if episode.steps_this_turn() > MAX_STEPS {

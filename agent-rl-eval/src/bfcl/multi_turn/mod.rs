@@ -8,7 +8,7 @@
 //! | a backend class | [`Backend`], [`Method`], [`bind_arguments`], [`new_backend`], [`CLASSES`] |
 //! | run calls on an entry's instances | [`Instances`], [`result_text`] |
 //! | decode a result | [`decode_result`], [`decode_step`] |
-//! | run a policy on an entry | [`infer_multi_turn`], [`MultiTurnDocs`], [`MultiTurnOutcome`] |
+//! | run a policy on an entry | [`infer_multi_turn`], [`MultiTurnDocs`], [`MultiTurnOutcome`], [`tool_call_string`] |
 //! | play an entry turn by turn | [`MultiTurnPlan`], [`MultiTurnEpisode`], [`AddedFunctions`] |
 //! | check an entry | [`check_multi_turn`], [`TurnCheck`], [`MultiTurnVerdict`], [`MultiTurnSetup`] |
 //! | train on entries (RL) | [`MultiTurnEnvironmentFactory`], [`MultiTurnEnvironment`], [`multi_turn_reward`] |
@@ -78,7 +78,7 @@ pub use execute::{Instances, result_text};
 pub use file_system::GorillaFileSystem;
 pub use inference::{
     ADDED_FUNCTIONS_PROMPT, MAX_STEPS, MultiTurnDocs, MultiTurnOutcome, call_string,
-    infer_multi_turn,
+    infer_multi_turn, tool_call_string,
 };
 pub use long_context::{LONG_CONTEXT_ENV, LONG_CONTEXT_MODULE_PATH, LongContext, LongContextData};
 pub use math_api::MathApi;
