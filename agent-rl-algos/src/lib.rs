@@ -76,6 +76,7 @@ pub mod metrics;
 pub mod optim;
 pub mod pipeline;
 pub mod plan;
+mod policy_state;
 pub mod ppo;
 pub mod reference;
 pub mod reward_model;

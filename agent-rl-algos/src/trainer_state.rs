@@ -48,6 +48,42 @@ pub struct TrainerState {
     pub kl_coef: Option<f32>,
 }
 
+/// The counters of a run that its checkpoints keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct RunCounters {
+    /// Optimiser steps (GRPO) or rollout batches (PPO) done.
+    pub(crate) global_step: usize,
+    /// Tasks drawn so far (the position in the task order).
+    pub(crate) tasks_drawn: u64,
+    /// Prompt + completion tokens processed so far (`num_tokens`).
+    pub(crate) num_tokens: u64,
+}
+
+impl TrainerState {
+    /// The state of a run without a critic: its counters, seed and the policy's parameter ids.
+    pub(crate) fn new(counters: RunCounters, seed: u64, param_ids: Vec<u64>) -> Self {
+        Self {
+            format_version: FORMAT_VERSION,
+            global_step: counters.global_step,
+            seed,
+            tasks_drawn: counters.tasks_drawn,
+            num_tokens: counters.num_tokens,
+            param_ids,
+            critic_param_ids: Vec::new(),
+            kl_coef: None,
+        }
+    }
+
+    /// The counters.
+    pub(crate) fn counters(&self) -> RunCounters {
+        RunCounters {
+            global_step: self.global_step,
+            tasks_drawn: self.tasks_drawn,
+            num_tokens: self.num_tokens,
+        }
+    }
+}
+
 struct ParamIds(Vec<u64>);
 
 impl<B: Backend> ModuleVisitor<B> for ParamIds {

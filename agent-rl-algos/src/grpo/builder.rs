@@ -4,12 +4,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_rl_core::lora::{LoraConfig, apply_lora};
+use agent_rl_core::lora::LoraConfig;
 use agent_rl_core::{
     ChatTokenizer, EnvironmentFactory, HermesToolCallParser, Qwen2ForCausalLm, ToolCallParser,
 };
 use agent_rl_rewards::Reward;
-use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
 
 use super::trainer::GrpoTrainer;
@@ -17,9 +16,10 @@ use crate::build_checks::checkpointing_without_lora_dropout;
 use crate::config::GrpoConfig;
 use crate::error::{AlgoError, Result};
 use crate::metrics::TrainObserver;
-use crate::optim::init_adamw;
 use crate::pipeline::Evaluator;
+use crate::policy_state::PolicyState;
 use crate::rollout::{Checkpointing, LocalRollouts, RewardStack, RolloutSetup, RolloutSource};
+use crate::trainer_state::RunCounters;
 
 /// Assembles a [`GrpoTrainer`].
 ///
@@ -223,28 +223,23 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
             lora: self.lora.as_ref(),
             multi_turn: self.environments.is_some(),
         })?;
-        let policy = match &self.lora {
-            Some(lora) => {
-                if self.config.sync_ref_model {
-                    return Err(AlgoError::config(
-                        "sync_ref_model",
-                        "is true with LoRA, whose reference is the base model with the adapters \
-                         off; set sync_ref_model = false",
-                    ));
-                }
-                apply_lora(self.policy, lora, self.config.seed)?
-            }
-            None => self.policy,
-        };
-        // With LoRA the reference is the policy with its adapters off: nothing to keep.
-        let reference =
-            (self.config.needs_reference_model() && self.lora.is_none()).then(|| policy.valid());
+        if self.lora.is_some() && self.config.sync_ref_model {
+            return Err(AlgoError::config(
+                "sync_ref_model",
+                "is true with LoRA, whose reference is the base model with the adapters off; set \
+                 sync_ref_model = false",
+            ));
+        }
+        let policy = PolicyState::new(
+            self.policy,
+            self.lora,
+            self.config.needs_reference_model(),
+            &self.config.optimizer,
+            self.config.seed,
+        )?;
         let mut trainer = GrpoTrainer {
-            optimizer: init_adamw(&self.config.optimizer),
             config: self.config,
-            model: Some(policy),
-            reference,
-            lora: self.lora,
+            policy,
             tokenizer: self.tokenizer,
             parser: self.parser,
             rewards: self.rewards,
@@ -253,9 +248,7 @@ impl<B: AutodiffBackend> GrpoTrainerBuilder<B> {
             published_step: None,
             observers: self.observers,
             checkpointing: self.checkpointing,
-            global_step: 0,
-            tasks_drawn: 0,
-            num_tokens: 0,
+            counters: RunCounters::default(),
             evaluator: self.evaluator,
             best: None,
             best_model: None,

@@ -38,7 +38,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         let Some(every) = self.config.eval_steps else {
             return Ok(());
         };
-        let step = self.global_step;
+        let step = self.counters.global_step;
         if self.evaluator.is_none()
             || (!step.is_multiple_of(every) && step != self.config.max_steps)
         {

@@ -34,7 +34,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         let step_tasks = draw_tasks(
             self.config.seed,
             tasks,
-            &mut self.tasks_drawn,
+            &mut self.counters.tasks_drawn,
             self.config.prompts_per_step,
         )?;
         Ok(self.train_step_on(&step_tasks)?.0)
@@ -64,7 +64,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         let loop_config = loop_config(
             &config.sampling,
             config.seed,
-            self.global_step,
+            self.counters.global_step,
             config.max_tool_iterations,
             config.max_prompt_length,
             config.max_tool_calls_per_turn,
@@ -92,7 +92,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         };
         let iterations = config
             .num_iterations
-            .min(config.max_steps.saturating_sub(self.global_step))
+            .min(config.max_steps.saturating_sub(self.counters.global_step))
             .max(1);
         let outcome = if selected.is_empty() {
             UpdateOutcome::default()
@@ -101,8 +101,8 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         };
         let learning_rate = config
             .optimizer
-            .learning_rate_at(self.global_step, config.max_steps);
-        self.global_step += iterations;
+            .learning_rate_at(self.counters.global_step, config.max_steps);
+        self.counters.global_step += iterations;
         if !selected.is_empty() {
             let updated = self.model().valid();
             self.publish_if_stale(&updated)?;
@@ -125,10 +125,12 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         &mut self,
         policy: &agent_rl_core::Qwen2ForCausalLm<B::InnerBackend>,
     ) -> Result<()> {
-        if self.rollouts.samples_elsewhere() && self.published_step != Some(self.global_step) {
+        if self.rollouts.samples_elsewhere()
+            && self.published_step != Some(self.counters.global_step)
+        {
             self.rollouts
-                .publish(policy, self.lora.as_ref(), self.global_step)?;
-            self.published_step = Some(self.global_step);
+                .publish(policy, self.policy.lora.as_ref(), self.counters.global_step)?;
+            self.published_step = Some(self.counters.global_step);
         }
         Ok(())
     }
@@ -156,10 +158,10 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             .collect();
         let reward_std = group_stds.iter().sum::<f32>() / group_stds.len().max(1) as f32;
         let stats = EpisodeStats::of(episodes);
-        self.num_tokens += stats.total_tokens;
+        self.counters.num_tokens += stats.total_tokens;
         let elapsed = started.elapsed().as_secs_f64();
         StepMetrics {
-            step: self.global_step,
+            step: self.counters.global_step,
             loss: outcome.loss,
             grad_norm: outcome.grad_norm,
             learning_rate,
@@ -173,7 +175,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
             completions: stats.completions,
             tool_calls_per_episode: stats.tool_calls_per_episode,
             tool_failure_frequency: stats.tool_failure_frequency,
-            num_tokens: self.num_tokens,
+            num_tokens: self.counters.num_tokens,
             step_time_secs: elapsed,
             rollout_time_secs: rollout_secs,
             tokens_per_sec: stats.generated_tokens as f64 / rollout_secs.max(1e-9),

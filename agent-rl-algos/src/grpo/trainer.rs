@@ -4,8 +4,6 @@ use std::sync::Arc;
 
 use agent_rl_core::lora::LoraConfig;
 use agent_rl_core::{ChatTokenizer, EnvironmentFactory, Qwen2ForCausalLm, Task, ToolCallParser};
-use burn::optim::AdamW;
-use burn::optim::adaptor::OptimizerAdaptor;
 use burn::tensor::backend::AutodiffBackend;
 
 use super::builder::GrpoTrainerBuilder;
@@ -15,15 +13,14 @@ use crate::curriculum::{CurriculumMetrics, CurriculumSampler};
 use crate::error::{AlgoError, Result};
 use crate::metrics::{StepMetrics, TrainObserver};
 use crate::pipeline::Evaluator;
+use crate::policy_state::PolicyState;
 use crate::rollout::{
     Checkpointing, LoopedTrainer, RewardStack, RolloutSource, TrainReport, train_loop,
 };
+use crate::trainer_state::RunCounters;
 
 /// What a [`GrpoTrainer::train`] call did (the report every RL trainer returns).
 pub type GrpoReport = TrainReport;
-
-/// The optimiser of a trainer.
-pub(super) type Optim<B> = OptimizerAdaptor<AdamW, Qwen2ForCausalLm<B>, B>;
 
 /// Group Relative Policy Optimization on the burn Qwen2 policy (TRL's `GRPOTrainer`).
 ///
@@ -48,12 +45,9 @@ pub(super) type Optim<B> = OptimizerAdaptor<AdamW, Qwen2ForCausalLm<B>, B>;
 /// Build one with [`GrpoTrainer::builder`]; see the crate docs for an example.
 pub struct GrpoTrainer<B: AutodiffBackend> {
     pub(super) config: GrpoConfig,
-    /// `None` only inside an optimiser step.
-    pub(super) model: Option<Qwen2ForCausalLm<B>>,
-    pub(super) reference: Option<Qwen2ForCausalLm<B::InnerBackend>>,
-    /// The adapters' settings when training LoRA (the reference is then the base model).
-    pub(super) lora: Option<LoraConfig>,
-    pub(super) optimizer: Optim<B>,
+    /// The policy, its reference (kept only when `beta > 0` and not training LoRA), the LoRA
+    /// settings and the policy's AdamW.
+    pub(super) policy: PolicyState<B>,
     pub(super) tokenizer: Arc<ChatTokenizer>,
     pub(super) parser: Box<dyn ToolCallParser>,
     pub(super) rewards: RewardStack,
@@ -65,12 +59,8 @@ pub struct GrpoTrainer<B: AutodiffBackend> {
     pub(super) published_step: Option<usize>,
     pub(super) observers: Vec<Box<dyn TrainObserver>>,
     pub(super) checkpointing: Option<Checkpointing>,
-    /// Optimiser steps done.
-    pub(super) global_step: usize,
-    /// Tasks drawn so far (the position in the task order).
-    pub(super) tasks_drawn: u64,
-    /// Prompt + completion tokens processed so far (`num_tokens`).
-    pub(super) num_tokens: u64,
+    /// The run's counters (`global_step` counts optimiser steps).
+    pub(super) counters: RunCounters,
     /// Scores the policy every `eval_steps` optimiser steps.
     pub(super) evaluator: Option<Box<dyn Evaluator<B::InnerBackend>>>,
     /// The best evaluation so far.
@@ -84,7 +74,7 @@ impl<B: AutodiffBackend> std::fmt::Debug for GrpoTrainer<B> {
         f.debug_struct("GrpoTrainer")
             .field("config", &self.config)
             .field("rewards", &self.rewards)
-            .field("global_step", &self.global_step)
+            .field("global_step", &self.counters.global_step)
             .finish_non_exhaustive()
     }
 }
@@ -105,12 +95,12 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
 
     /// The LoRA settings when training adapters, `None` for full fine-tuning.
     pub fn lora(&self) -> Option<&LoraConfig> {
-        self.lora.as_ref()
+        self.policy.lora.as_ref()
     }
 
     /// Optimiser steps done so far.
     pub fn global_step(&self) -> usize {
-        self.global_step
+        self.counters.global_step
     }
 
     /// The policy being trained.
@@ -118,9 +108,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
     /// # Panics
     /// Never: the model is only moved out for the duration of an optimiser step.
     pub fn model(&self) -> &Qwen2ForCausalLm<B> {
-        self.model
-            .as_ref()
-            .expect("the model is only taken inside an optimiser step")
+        self.policy.model()
     }
 
     /// The trained policy.
@@ -128,8 +116,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
     /// # Panics
     /// Never (see [`Self::model`]).
     pub fn into_model(self) -> Qwen2ForCausalLm<B> {
-        self.model
-            .expect("the model is only taken inside an optimiser step")
+        self.policy.into_model()
     }
 
     /// Trains on `tasks` until `max_steps` optimiser steps are done (continuing from a resumed
@@ -196,7 +183,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
 
 impl<B: AutodiffBackend> LoopedTrainer for GrpoTrainer<B> {
     fn global_step(&self) -> usize {
-        self.global_step
+        self.counters.global_step
     }
 
     fn max_steps(&self) -> usize {

@@ -193,8 +193,9 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
                 let grads = GradientsParams::from_grads(grads, model);
                 accumulator.accumulate(model, grads);
             }
-            grad_norm =
-                Some(self.optimizer_step(accumulator.grads(), self.global_step + iteration)?);
+            grad_norm = Some(
+                self.optimizer_step(accumulator.grads(), self.counters.global_step + iteration)?,
+            );
         }
         let mut outcome = tally.finish(iterations, active_tokens, grad_norm);
         outcome.sampler_mismatch = mismatch.and_then(|m| m.metrics());
@@ -301,9 +302,9 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         let temperature = self.config.sampling.temperature;
         let checkpointing = self.config.gradient_checkpointing;
         // With LoRA the reference is the base: the policy with its adapters off (shared weights).
-        let base = (self.lora.is_some() && self.config.needs_reference_model())
+        let base = (self.policy.lora.is_some() && self.config.needs_reference_model())
             .then(|| self.model().valid().without_adapters());
-        let reference = self.reference.as_ref().or(base.as_ref());
+        let reference = self.policy.reference.as_ref().or(base.as_ref());
         let policy = self.model();
         let (reference_logps, first_scores) = rayon::join(
             || {
@@ -343,26 +344,27 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
         let config = &self.config;
         let lr = config.optimizer.learning_rate_at(step, config.max_steps);
         let model = self
+            .policy
             .model
             .take()
             .expect("the model is present outside optimiser steps");
         let (model, norm) = clipped_adamw_step(
-            &mut self.optimizer,
+            &mut self.policy.optimizer,
             model,
             grads,
             config.optimizer.max_grad_norm,
             lr,
         );
-        self.model = Some(model);
+        self.policy.model = Some(model);
         if !norm.is_finite() {
             return Ok(norm);
         }
         let done = step + 1;
         if config.sync_ref_model
             && done.is_multiple_of(config.ref_model_sync_steps)
-            && let Some(reference) = self.reference.take()
+            && let Some(reference) = self.policy.reference.take()
         {
-            self.reference = Some(sync_reference_model(
+            self.policy.reference = Some(sync_reference_model(
                 reference,
                 &self.model().valid(),
                 config.ref_model_mixup_alpha,

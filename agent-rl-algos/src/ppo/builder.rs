@@ -4,13 +4,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_rl_core::lora::{LoraConfig, apply_lora};
+use agent_rl_core::lora::LoraConfig;
 use agent_rl_core::{
     ChatTokenizer, EnvironmentFactory, HermesToolCallParser, Qwen2ForCausalLm,
     Qwen2ForSequenceClassification, ToolCallParser,
 };
 use agent_rl_rewards::Reward;
-use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
 
 use super::critic::critic_from_policy;
@@ -20,7 +19,9 @@ use crate::error::{AlgoError, Result};
 use crate::kl_control::KlController;
 use crate::metrics::TrainObserver;
 use crate::optim::init_adamw;
+use crate::policy_state::PolicyState;
 use crate::rollout::{Checkpointing, RewardStack};
+use crate::trainer_state::RunCounters;
 
 /// Assembles a [`PpoTrainer`].
 ///
@@ -186,31 +187,28 @@ impl<B: AutodiffBackend> PpoTrainerBuilder<B> {
             }
             None => critic_from_policy(&self.policy, pad_id, self.config.seed),
         };
-        let policy = match &self.lora {
-            Some(lora) => apply_lora(self.policy, lora, self.config.seed)?,
-            None => self.policy,
-        };
         let needs_reference = self.config.kl_coef > 0.0 || self.config.kl_target.is_some();
-        let reference = (needs_reference && self.lora.is_none()).then(|| policy.valid());
+        let policy = PolicyState::new(
+            self.policy,
+            self.lora,
+            needs_reference,
+            &self.config.optimizer,
+            self.config.seed,
+        )?;
         let kl_controller = KlController::new(self.config.kl_coef, self.config.adaptive_kl())?;
         let mut trainer = PpoTrainer {
-            optimizer: init_adamw(&self.config.optimizer),
             critic_optimizer: init_adamw(&self.config.critic_optimizer()),
             kl_controller,
             config: self.config,
-            model: Some(policy),
+            policy,
             critic: Some(critic),
-            reference,
-            lora: self.lora,
             tokenizer: self.tokenizer,
             parser: self.parser,
             rewards: self.rewards,
             environments: self.environments,
             observers: self.observers,
             checkpointing: self.checkpointing,
-            global_step: 0,
-            tasks_drawn: 0,
-            num_tokens: 0,
+            counters: RunCounters::default(),
         };
         if let Some(dir) = &self.resume_from {
             trainer.load_checkpoint(dir)?;

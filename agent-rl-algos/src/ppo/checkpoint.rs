@@ -13,12 +13,9 @@ use agent_rl_core::weights::{LoadOptions, SaveOptions};
 use burn::tensor::backend::AutodiffBackend;
 
 use super::trainer::PpoTrainer;
-use crate::checkpoint_dir::{verify_checkpoint_dir, write_checkpoint_dir};
+use crate::checkpoint_dir::write_checkpoint_dir;
 use crate::error::Result;
-use crate::trainer_state::{
-    FORMAT_VERSION, TrainerState, load_optimizer, load_policy, load_reference, param_ids,
-    read_trainer_state, save_optimizer, save_policy, write_json,
-};
+use crate::trainer_state::{TrainerState, load_optimizer, param_ids, save_optimizer};
 
 impl<B: AutodiffBackend> PpoTrainer<B> {
     /// Writes a checkpoint to `dir` crash-safely: `dir` appears complete or not at all.
@@ -32,30 +29,15 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
     }
 
     fn write_checkpoint_files(&self, dir: &Path) -> Result<()> {
-        save_policy(
-            dir,
-            self.model(),
-            self.lora.as_ref(),
-            self.reference.as_ref(),
-        )?;
         self.critic()
             .save_pretrained(&dir.join("critic"), SaveOptions::default())?;
-        save_optimizer(&self.optimizer, dir, "optimizer")?;
         save_optimizer(&self.critic_optimizer, dir, "critic_optimizer")?;
-        write_json(&dir.join("config.json"), &self.config)?;
-        write_json(
-            &dir.join("trainer_state.json"),
-            &TrainerState {
-                format_version: FORMAT_VERSION,
-                global_step: self.global_step,
-                seed: self.config.seed,
-                tasks_drawn: self.tasks_drawn,
-                num_tokens: self.num_tokens,
-                param_ids: param_ids(self.model()),
-                critic_param_ids: param_ids(self.critic()),
-                kl_coef: Some(self.kl_controller.value()),
-            },
-        )
+        let state = TrainerState {
+            critic_param_ids: param_ids(self.critic()),
+            kl_coef: Some(self.kl_controller.value()),
+            ..TrainerState::new(self.counters, self.config.seed, param_ids(self.model()))
+        };
+        self.policy.save(dir, &self.config, &state)
     }
 
     /// Restores policy, critic, reference, both optimizers, the KL coefficient and the counters
@@ -66,24 +48,13 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
     /// [`crate::AlgoError::Checkpoint`] for an incomplete or damaged checkpoint, missing files,
     /// another seed, or optimizer state that does not match the models; model load errors.
     pub fn load_checkpoint(&mut self, dir: &Path) -> Result<()> {
-        verify_checkpoint_dir(dir)?;
-        let state = read_trainer_state(dir, self.config.seed)?;
+        let (policy, state) = self
+            .policy
+            .load(dir, self.config.seed, &self.config.optimizer)?;
         let device = self.model().device();
-        let model = load_policy(dir, self.model(), self.lora.as_ref())?;
         let (critic, _) = Qwen2ForSequenceClassification::<B>::from_pretrained(
             &dir.join("critic"),
             LoadOptions::default(),
-            &device,
-        )?;
-        if self.reference.is_some() {
-            self.reference = Some(load_reference::<B>(dir, &device)?);
-        }
-        self.optimizer = load_optimizer(
-            &self.config.optimizer,
-            &model,
-            &state.param_ids,
-            dir,
-            "optimizer",
             &device,
         )?;
         self.critic_optimizer = load_optimizer(
@@ -97,11 +68,9 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
         if let Some(kl_coef) = state.kl_coef {
             self.kl_controller.set_value(kl_coef);
         }
-        self.model = Some(model);
+        self.policy = policy;
         self.critic = Some(critic);
-        self.global_step = state.global_step;
-        self.tasks_drawn = state.tasks_drawn;
-        self.num_tokens = state.num_tokens;
+        self.counters = state.counters();
         Ok(())
     }
 }

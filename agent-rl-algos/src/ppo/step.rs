@@ -72,7 +72,7 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
         let loop_config = loop_config(
             &config.sampling,
             config.seed,
-            self.global_step,
+            self.counters.global_step,
             config.max_tool_iterations,
             config.max_prompt_length,
             config.max_tool_calls_per_turn,
@@ -96,10 +96,10 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
         let stats = self.update(&batch)?;
         let learning_rate = config
             .optimizer
-            .learning_rate_at(self.global_step, config.max_steps);
+            .learning_rate_at(self.counters.global_step, config.max_steps);
         self.kl_controller
             .update(rollout_metrics.kl, episodes.len());
-        self.global_step += 1;
+        self.counters.global_step += 1;
         let successes = task_successes(&episodes, &targets)?;
         let ppo = PpoMetrics {
             num_eos_tokens: ended.iter().filter(|&&e| e).count(),
@@ -140,9 +140,11 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
             mask[i * width..i * width + row.len()].copy_from_slice(row);
         }
         let temperature = config.sampling.temperature;
-        let base = (self.lora.is_some() && self.reference.is_none() && self.needs_reference())
-            .then(|| policy.clone().without_adapters());
-        let reference = self.reference.as_ref().or(base.as_ref());
+        let base = (self.policy.lora.is_some()
+            && self.policy.reference.is_none()
+            && self.needs_reference())
+        .then(|| policy.clone().without_adapters());
+        let reference = self.policy.reference.as_ref().or(base.as_ref());
         let critic = self.critic().valid();
         let device = policy.device();
         let all: Vec<usize> = (0..n).collect();
@@ -261,9 +263,9 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
             var.sqrt()
         };
         let episode_stats = EpisodeStats::of(episodes);
-        self.num_tokens += episode_stats.total_tokens;
+        self.counters.num_tokens += episode_stats.total_tokens;
         StepMetrics {
-            step: self.global_step,
+            step: self.counters.global_step,
             loss: stats.mean_loss(),
             grad_norm: stats.policy_grad_norm,
             learning_rate,
@@ -274,7 +276,7 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
             completions: episode_stats.completions,
             tool_calls_per_episode: episode_stats.tool_calls_per_episode,
             tool_failure_frequency: episode_stats.tool_failure_frequency,
-            num_tokens: self.num_tokens,
+            num_tokens: self.counters.num_tokens,
             step_time_secs: started.elapsed().as_secs_f64(),
             rollout_time_secs: rollout_secs,
             tokens_per_sec: episode_stats.generated_tokens as f64 / rollout_secs.max(1e-9),

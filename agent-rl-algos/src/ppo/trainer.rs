@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use agent_rl_core::lora::LoraConfig;
 use agent_rl_core::{
     ChatTokenizer, EnvironmentFactory, Qwen2ForCausalLm, Qwen2ForSequenceClassification, Task,
     ToolCallParser,
@@ -17,15 +16,15 @@ use crate::curriculum::CurriculumSampler;
 use crate::error::Result;
 use crate::kl_control::KlController;
 use crate::metrics::{StepMetrics, TrainObserver};
+use crate::policy_state::PolicyState;
 use crate::rollout::{
     Checkpointing, LoopedTrainer, RewardStack, TrainReport, draw_tasks, train_loop,
 };
+use crate::trainer_state::RunCounters;
 
 /// What a [`PpoTrainer::train`] call did.
 pub type PpoReport = TrainReport;
 
-/// The policy's optimiser.
-pub(super) type PolicyOptim<B> = OptimizerAdaptor<AdamW, Qwen2ForCausalLm<B>, B>;
 /// The critic's optimiser.
 pub(super) type CriticOptim<B> = OptimizerAdaptor<AdamW, Qwen2ForSequenceClassification<B>, B>;
 
@@ -52,13 +51,11 @@ pub(super) type CriticOptim<B> = OptimizerAdaptor<AdamW, Qwen2ForSequenceClassif
 /// the step counter.
 pub struct PpoTrainer<B: AutodiffBackend> {
     pub(super) config: PpoConfig,
-    /// `None` only inside an optimiser step.
-    pub(super) model: Option<Qwen2ForCausalLm<B>>,
+    /// The policy, its reference (kept only with a KL penalty and not training LoRA), the LoRA
+    /// settings and the policy's AdamW.
+    pub(super) policy: PolicyState<B>,
     /// `None` only inside an optimiser step.
     pub(super) critic: Option<Qwen2ForSequenceClassification<B>>,
-    pub(super) reference: Option<Qwen2ForCausalLm<B::InnerBackend>>,
-    pub(super) lora: Option<LoraConfig>,
-    pub(super) optimizer: PolicyOptim<B>,
     pub(super) critic_optimizer: CriticOptim<B>,
     pub(super) kl_controller: KlController,
     pub(super) tokenizer: Arc<ChatTokenizer>,
@@ -67,12 +64,8 @@ pub struct PpoTrainer<B: AutodiffBackend> {
     pub(super) environments: Option<Box<dyn EnvironmentFactory>>,
     pub(super) observers: Vec<Box<dyn TrainObserver>>,
     pub(super) checkpointing: Option<Checkpointing>,
-    /// Rollout batches done.
-    pub(super) global_step: usize,
-    /// Tasks drawn so far (the position in the task order).
-    pub(super) tasks_drawn: u64,
-    /// Prompt + completion tokens processed so far.
-    pub(super) num_tokens: u64,
+    /// The run's counters (`global_step` counts rollout batches).
+    pub(super) counters: RunCounters,
 }
 
 impl<B: AutodiffBackend> std::fmt::Debug for PpoTrainer<B> {
@@ -81,7 +74,7 @@ impl<B: AutodiffBackend> std::fmt::Debug for PpoTrainer<B> {
             .field("config", &self.config)
             .field("rewards", &self.rewards)
             .field("kl_controller", &self.kl_controller)
-            .field("global_step", &self.global_step)
+            .field("global_step", &self.counters.global_step)
             .finish_non_exhaustive()
     }
 }
@@ -102,7 +95,7 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
 
     /// Rollout batches done so far.
     pub fn global_step(&self) -> usize {
-        self.global_step
+        self.counters.global_step
     }
 
     /// The current KL coefficient β.
@@ -115,9 +108,7 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
     /// # Panics
     /// Never: the model is only moved out for the duration of an optimiser step.
     pub fn model(&self) -> &Qwen2ForCausalLm<B> {
-        self.model
-            .as_ref()
-            .expect("the model is only taken inside an optimiser step")
+        self.policy.model()
     }
 
     /// The critic being trained.
@@ -135,8 +126,7 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
     /// # Panics
     /// Never (see [`Self::model`]).
     pub fn into_model(self) -> Qwen2ForCausalLm<B> {
-        self.model
-            .expect("the model is only taken inside an optimiser step")
+        self.policy.into_model()
     }
 
     /// Draws the next `prompts_per_step` tasks of `tasks` (in the seed's order) and runs one
@@ -149,7 +139,7 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
         let step_tasks = draw_tasks(
             self.config.seed,
             tasks,
-            &mut self.tasks_drawn,
+            &mut self.counters.tasks_drawn,
             self.config.prompts_per_step,
         )?;
         Ok(self.train_step_on(&step_tasks)?.0)
@@ -192,7 +182,7 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
 
 impl<B: AutodiffBackend> LoopedTrainer for PpoTrainer<B> {
     fn global_step(&self) -> usize {
-        self.global_step
+        self.counters.global_step
     }
 
     fn max_steps(&self) -> usize {

@@ -127,12 +127,13 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
         let minibatch_size = n.div_ceil(config.num_mini_batches);
         let lr = config
             .optimizer
-            .learning_rate_at(self.global_step, config.max_steps);
+            .learning_rate_at(self.counters.global_step, config.max_steps);
         let critic_optimizer = config.critic_optimizer();
-        let critic_lr = critic_optimizer.learning_rate_at(self.global_step, config.max_steps);
-        let mut rng = ChaCha8Rng::seed_from_u64(step_seed(config.seed, self.global_step));
+        let critic_lr =
+            critic_optimizer.learning_rate_at(self.counters.global_step, config.max_steps);
+        let mut rng = ChaCha8Rng::seed_from_u64(step_seed(config.seed, self.counters.global_step));
         // The policy steps unless the critic is warming up; the KL early stop ends its steps.
-        let mut policy_steps = self.global_step >= config.critic_warmup_steps;
+        let mut policy_steps = self.counters.global_step >= config.critic_warmup_steps;
         for _epoch in 0..config.num_ppo_epochs {
             let mut order: Vec<usize> = (0..n).collect();
             order.shuffle(&mut rng);
@@ -194,17 +195,18 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
                 let max_norm = config.optimizer.max_grad_norm;
                 if policy_steps {
                     let model = self
+                        .policy
                         .model
                         .take()
                         .expect("the model is present outside optimiser steps");
                     let (model, norm) = clipped_adamw_step(
-                        &mut self.optimizer,
+                        &mut self.policy.optimizer,
                         model,
                         policy_grads.grads(),
                         max_norm,
                         lr,
                     );
-                    self.model = Some(model);
+                    self.policy.model = Some(model);
                     stats.policy_grad_norm = Some(norm);
                     stats.policy_updates += 1;
                 }
