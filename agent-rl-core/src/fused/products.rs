@@ -1,5 +1,6 @@
 //! Matrix products on burn Flex tensors through [`super::gemm`]: a linear layer and a batched
-//! product over equal leading dimensions, each writing into one freshly allocated `Vec`.
+//! product over equal leading dimensions, each writing into one freshly allocated, never zeroed
+//! `Vec`.
 //!
 //! burn-flex 0.21 allocates every product's output as zeroed bytes and then copies them into an
 //! aligned buffer; in a GRPO step that allocation cost a third as much as the products.
@@ -9,7 +10,7 @@ use burn_flex::FlexTensor;
 use rayon::prelude::*;
 
 use super::flex::{from_values, shape_of};
-use super::gemm::{MatRef, matmul_into};
+use super::gemm::{MatRef, matmul_into, matmul_new, matmul_uninit};
 
 /// `x` itself when its strides are non-negative (any layout a view can take), else a
 /// contiguous copy.
@@ -60,15 +61,19 @@ fn vector(x: &FlexTensor) -> Vec<f32> {
 pub(super) fn linear(x: &FlexTensor, weight: &FlexTensor, bias: Option<&FlexTensor>) -> FlexTensor {
     let (x_matrix, w_matrix) = (matrix(x, 0), matrix(weight, 0));
     let (tokens, width) = (x_matrix.rows(), w_matrix.cols());
-    let mut out = vec![0.0f32; tokens * width];
-    if let Some(bias) = bias {
-        let bias = vector(bias);
-        out.par_chunks_mut(width.max(1) * 64).for_each(|rows| {
-            rows.chunks_exact_mut(width)
-                .for_each(|row| row.copy_from_slice(&bias))
-        });
-    }
-    matmul_into(&mut out, x_matrix, w_matrix, bias.is_some(), true);
+    let out = match bias {
+        Some(bias) => {
+            let bias = vector(bias);
+            let mut out = vec![0.0f32; tokens * width];
+            out.par_chunks_mut(width.max(1) * 64).for_each(|rows| {
+                rows.chunks_exact_mut(width)
+                    .for_each(|row| row.copy_from_slice(&bias))
+            });
+            matmul_into(&mut out, x_matrix, w_matrix, true, true);
+            out
+        }
+        None => matmul_new(x_matrix, w_matrix, true),
+    };
     from_values(Shape::from(vec![tokens, width]), out)
 }
 
@@ -76,14 +81,7 @@ pub(super) fn linear(x: &FlexTensor, weight: &FlexTensor, bias: Option<&FlexTens
 pub(super) fn column_sums(x: &FlexTensor) -> FlexTensor {
     let m = matrix(x, 0);
     let ones = vec![1.0f32; m.rows()];
-    let mut out = vec![0.0f32; m.cols()];
-    matmul_into(
-        &mut out,
-        MatRef::row_major(&ones, 1, m.rows()),
-        m,
-        false,
-        true,
-    );
+    let out = matmul_new(MatRef::row_major(&ones, 1, m.rows()), m, true);
     from_values(Shape::from(vec![m.cols()]), out)
 }
 
@@ -102,17 +100,26 @@ pub(super) fn batched_matmul(
     let (first_a, first_b) = (pick(a, 0, transpose_a), pick(b, 0, transpose_b));
     let (rows, cols) = (first_a.rows(), first_b.cols());
     let count = batch_count(a);
-    let mut out = vec![0.0f32; count * rows * cols];
+    let len = count * rows * cols;
+    let mut out = Vec::with_capacity(len);
+    let spare = &mut out.spare_capacity_mut()[..len];
     if count > 1 && rows * cols > 0 {
-        out.par_chunks_mut(rows * cols)
+        spare
+            .par_chunks_mut(rows * cols)
             .enumerate()
             .for_each(|(index, out)| {
                 let (lhs, rhs) = (pick(a, index, transpose_a), pick(b, index, transpose_b));
-                matmul_into(out, lhs, rhs, false, false);
+                matmul_uninit(out, lhs, rhs, false);
             });
     } else if count == 1 {
-        matmul_into(&mut out, first_a, first_b, false, true);
+        matmul_uninit(spare, first_a, first_b, true);
     }
+    // SAFETY: the products wrote all `len` elements (`len` is 0 when nothing was computed:
+    // `count` is 0, or `rows * cols` is), and the capacity is at least `len`.
+    #[allow(unsafe_code)]
+    unsafe {
+        out.set_len(len)
+    };
     let mut dims = shape_of(a).to_vec();
     let rank = dims.len();
     dims[rank - 2] = rows;

@@ -324,19 +324,34 @@ pub(crate) fn swap_middle(
                     out.copy_from_slice(input);
                     continue;
                 };
+                debug_assert_eq!(dim % 2, 0, "rotary rows have an even width");
                 let table = if transpose { src_row } else { row } * dim;
                 let cos = &rope.cos[table..table + dim];
                 let sin = &rope.sin[table..table + dim];
-                for k in 0..dim {
-                    let other = if k < half { k + half } else { k - half };
-                    out[k] = if transpose {
-                        input[k] * cos[k] + input[other] * sin[other]
-                    } else {
-                        input[k] * cos[k] + input[other] * sin[k]
-                    };
-                }
+                // Element k pairs with k ± half; in halves, each loop is straight-line (and
+                // vectorised): forward `out_k = x_k cos_k + x_other sin_k`, transposed
+                // `out_k = g_k cos_k + g_other sin_other`.
+                let (in_low, in_high) = input.split_at(half);
+                let (sin_low, sin_high) = sin.split_at(half);
+                let (sin_for_low, sin_for_high) = if transpose {
+                    (sin_high, sin_low)
+                } else {
+                    (sin_low, sin_high)
+                };
+                let (out_low, out_high) = out.split_at_mut(half);
+                let (cos_low, cos_high) = cos.split_at(half);
+                rotate_half(out_low, in_low, cos_low, in_high, sin_for_low);
+                rotate_half(out_high, in_high, cos_high, in_low, sin_for_high);
             }
         });
+}
+
+/// `out_k = x_k * cos_k + other_k * sin_k` over one half of a rotated row.
+#[inline(always)]
+fn rotate_half(out: &mut [f32], x: &[f32], cos: &[f32], other: &[f32], sin: &[f32]) {
+    for ((((out, &x), &cos), &other), &sin) in out.iter_mut().zip(x).zip(cos).zip(other).zip(sin) {
+        *out = x * cos + other * sin;
+    }
 }
 
 #[cfg(test)]
