@@ -136,24 +136,12 @@ fn product(
     } else {
         gemm::Parallelism::None
     };
-    gemm_call(dst, lhs, rhs, accumulate, parallelism);
-}
-
-/// One call of the `gemm` crate's kernel: `dst (+)= lhs · rhs`; `dst` as for [`product`].
-fn gemm_call(
-    dst: &mut [MaybeUninit<f32>],
-    lhs: MatRef<'_>,
-    rhs: MatRef<'_>,
-    accumulate: bool,
-    parallelism: gemm::Parallelism,
-) {
-    let (m, k, n) = (lhs.rows, lhs.cols, rhs.cols);
-    assert!(k == rhs.rows && dst.len() == m * n, "matmul: shapes");
     let stride = |s: usize| s as isize;
     // SAFETY: `MatRef::new` checked that every element of both views lies inside its buffer,
     // `dst` holds exactly `m * n` elements addressed row-major (row stride `n`, column stride
-    // 1) and is a unique borrow, so it overlaps neither input. `gemm` reads `dst` only when `accumulate` (its
-    // `read_dst`), and then the caller has initialised it; it writes every element.
+    // 1) and is a unique borrow, so it overlaps neither input. `gemm` reads `dst` only when
+    // `accumulate` (its `read_dst`), and then the caller has initialised it; it writes every
+    // element.
     #[allow(unsafe_code)]
     unsafe {
         gemm::gemm(
