@@ -27,6 +27,7 @@ mod breakdown;
 mod environment;
 mod malformed;
 mod model;
+mod pair_kinds;
 mod preferences;
 mod split;
 mod tasks;
@@ -38,6 +39,7 @@ pub use breakdown::{CallCounts, ToyCallBreakdown, toy_call_breakdown};
 pub use environment::{ToyEnvironment, execute_toy_call, toy_environments, toy_salt};
 pub use malformed::{MALFORMED_KINDS, malformed_call_text};
 pub use model::toy_model_config;
+pub use pair_kinds::{ToyPairKind, toy_pair_outcomes};
 pub use preferences::{
     ToyRequestSplit, is_held_out_request, toy_argument_values, toy_expected_call, toy_preferences,
     toy_request, toy_request_split, toy_rlhf_tasks,

@@ -207,7 +207,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use crate::toy::toy_tasks;
+    use crate::toy::{ToyPairKind, toy_tasks};
 
     #[test]
     fn held_out_requests_never_reach_training_tasks_or_pairs() {
@@ -246,6 +246,18 @@ mod tests {
             assert_eq!(reply(&triple[3].chosen).tool_calls, vec![right.clone()]);
             let malformed = reply(&triple[3].rejected);
             assert!(malformed.tool_calls.is_empty() && malformed.text().contains("<tool_call>"));
+            let base = 4 * index;
+            let kind = ToyPairKind::of_index(base);
+            assert_eq!(kind == ToyPairKind::WrongTool, wrong[0].name != right.name);
+            assert_eq!(
+                ToyPairKind::of_index(base + 1),
+                ToyPairKind::RightOverRefusal
+            );
+            assert_eq!(
+                ToyPairKind::of_index(base + 2),
+                ToyPairKind::WrongOverRefusal
+            );
+            assert_eq!(ToyPairKind::of_index(base + 3), ToyPairKind::Malformed);
         }
     }
 }
