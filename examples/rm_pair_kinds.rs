@@ -18,13 +18,13 @@ use std::sync::Arc;
 
 use agent_rl::algos::reward_model::{RewardModelScorer, RewardTrainer};
 use agent_rl::algos::toy::{
-    ToyPairKind, ToySplit, call_only, toy_biased_sft_dataset, toy_model_config, toy_pair_outcomes,
-    toy_preferences, toy_request_split, toy_split_tasks, toy_tokenizer,
+    ToyKind, ToyPairKind, ToySplit, call_only, toy_biased_sft_dataset, toy_model_config,
+    toy_pair_outcomes, toy_preferences, toy_request_split, toy_split_tasks, toy_tokenizer,
 };
 use agent_rl::algos::{LrSchedule, OptimizerConfig, RewardConfig};
 use agent_rl::backend::CpuTrainBackend as B;
+use agent_rl::core::Qwen2ForSequenceClassification;
 use agent_rl::core::weights::random_model;
-use agent_rl::core::{Qwen2ForSequenceClassification, Task};
 use burn::module::AutodiffModule;
 use clap::Parser;
 
@@ -56,15 +56,6 @@ struct Args {
     /// Held-out pairs from training-pool requests kept out of training, not unseen phrasings.
     #[arg(long)]
     request_split: bool,
-}
-
-/// The request kind of a toy task: 0 weather, 1 time, 2 add.
-fn request_kind(task: &Task) -> usize {
-    match task.data["call"]["name"].as_str() {
-        Some("get_weather") => 0,
-        Some("get_time") => 1,
-        _ => 2,
-    }
 }
 
 #[allow(clippy::print_stdout)]
@@ -112,15 +103,21 @@ fn main() -> anyhow::Result<()> {
             .with_config(config)
             .build()?;
         trainer.train(&toy_preferences(&train, seed))?;
-        let total = trainer.evaluate(&eval)?.metrics.accuracy;
         let scorer = RewardModelScorer::new(trainer.into_model().valid(), Arc::clone(&tokenizer))?;
         // right / pairs by pair kind (rows) and request kind (weather, time, add).
         let mut cells = [[(0usize, 0usize); 3]; ToyPairKind::ALL.len()];
-        for (index, (kind, right)) in toy_pair_outcomes(&scorer, &eval)?.into_iter().enumerate() {
-            let cell = &mut cells[kind as usize][request_kind(&held_out[index / 4])];
+        let outcomes = toy_pair_outcomes(&scorer, &eval)?;
+        for (index, &(kind, right)) in outcomes.iter().enumerate() {
+            let call = &held_out[index / 4].data["call"]["name"];
+            let request =
+                ToyKind::of_tool(call.as_str().unwrap_or_default()).unwrap_or(ToyKind::Add);
+            let cell = &mut cells[kind as usize][request as usize];
             cell.0 += usize::from(right);
             cell.1 += 1;
         }
+        // The trainer's `accuracy` metric: ties count as wrong, as in `toy_pair_outcomes`.
+        let right = outcomes.iter().filter(|(_, right)| *right).count();
+        let total = right as f32 / outcomes.len().max(1) as f32;
         let mut line = format!("seed {seed}: held-out accuracy {total:.3}");
         for kind in ToyPairKind::ALL {
             let [w, t, a] = cells[kind as usize];

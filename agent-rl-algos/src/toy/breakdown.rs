@@ -8,7 +8,7 @@ use agent_rl_core::{
 use burn::tensor::backend::Backend;
 use serde::{Deserialize, Serialize};
 
-use super::tasks::toy_call;
+use super::tasks::{ToyKind, toy_call};
 use crate::error::Result;
 
 /// Counts of one class of requests: how many there were, how many first calls named the right
@@ -97,9 +97,9 @@ pub fn toy_call_breakdown<B: Backend>(
         let made = episode.trajectory.tool_calls().next();
         let right_tool = made.is_some_and(|call| call.name == expected.name);
         let right_arguments = made.is_some_and(|call| call.arguments == expected.arguments);
-        let counts = match expected.name.as_str() {
-            "add" => &mut breakdown.add,
-            "get_time" => &mut breakdown.time,
+        let counts = match ToyKind::of_tool(&expected.name) {
+            Some(ToyKind::Add) => &mut breakdown.add,
+            Some(ToyKind::Time) => &mut breakdown.time,
             _ => &mut breakdown.weather,
         };
         counts.add(right_tool, right_arguments);

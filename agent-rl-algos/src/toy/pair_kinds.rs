@@ -8,8 +8,8 @@ use crate::error::{AlgoError, Result};
 use crate::reward_model::{PreferenceDataset, RewardModelScorer};
 use crate::sft::TextOrMessages;
 
-/// What a pair of [`toy_preferences`](super::toy_preferences) contrasts: the wrong call over which the right one is
-/// preferred, or the refusal or malformed rendering ranked last. The hard kinds are the first
+/// What a pair of [`toy_preferences`](super::toy_preferences) contrasts: the wrong call over
+/// which the right one is preferred, or the refusal or malformed rendering ranked last. The hard kinds are the first
 /// two (the reward model must read the request); the other three a reward model can rank from
 /// the reply alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -37,8 +37,9 @@ impl ToyPairKind {
         Self::Malformed,
     ];
 
-    /// The kind of pair number `index` of [`toy_preferences`](super::toy_preferences) on tasks that all have an
-    /// expected call (as [`toy_rlhf_tasks`](super::toy_rlhf_tasks) and [`call_only`](super::call_only) give).
+    /// The kind of pair number `index` of [`toy_preferences`](super::toy_preferences) on tasks
+    /// that all have an expected call (as [`toy_rlhf_tasks`](super::toy_rlhf_tasks) and
+    /// [`call_only`](super::call_only) give).
     ///
     /// ```
     /// use agent_rl_algos::toy::ToyPairKind;
@@ -80,23 +81,19 @@ pub fn toy_pair_outcomes<B: Backend>(
     scorer: &RewardModelScorer<B>,
     pairs: &PreferenceDataset,
 ) -> Result<Vec<(ToyPairKind, bool)>> {
-    let messages = |index: usize, side: &TextOrMessages| match side {
-        TextOrMessages::Messages(messages) => Ok(messages.clone()),
-        TextOrMessages::Text(_) => Err(AlgoError::input(
-            "pairs",
-            format!("pair #{index} is plain text, not a toy conversation"),
-        )),
-    };
     let mut sides = Vec::with_capacity(2 * pairs.len());
     for (index, pair) in pairs.pairs().iter().enumerate() {
-        sides.push((messages(index, &pair.chosen)?, pair.tools.clone()));
-        sides.push((messages(index, &pair.rejected)?, pair.tools.clone()));
+        for side in [&pair.chosen, &pair.rejected] {
+            let TextOrMessages::Messages(messages) = side else {
+                return Err(AlgoError::input(
+                    "pairs",
+                    format!("pair #{index} is plain text, not a toy conversation"),
+                ));
+            };
+            sides.push((messages.as_slice(), pair.tools.as_slice()));
+        }
     }
-    let refs: Vec<_> = sides
-        .iter()
-        .map(|(m, t)| (m.as_slice(), t.as_slice()))
-        .collect();
-    let scores = scorer.score_conversations(&refs)?;
+    let scores = scorer.score_conversations(&sides)?;
     Ok(scores
         .chunks(2)
         .enumerate()

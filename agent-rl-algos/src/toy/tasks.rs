@@ -20,6 +20,25 @@ pub enum ToyKind {
     Add,
 }
 
+impl ToyKind {
+    /// The kind whose expected call names `tool` (`get_weather`, `get_time`, `add`); `None` for
+    /// any other name.
+    ///
+    /// ```
+    /// use agent_rl_algos::toy::ToyKind;
+    /// assert_eq!(ToyKind::of_tool("get_time"), Some(ToyKind::Time));
+    /// assert_eq!(ToyKind::of_tool("search"), None);
+    /// ```
+    pub fn of_tool(tool: &str) -> Option<Self> {
+        match tool {
+            "get_weather" => Some(Self::Weather),
+            "get_time" => Some(Self::Time),
+            "add" => Some(Self::Add),
+            _ => None,
+        }
+    }
+}
+
 /// The tools offered in every toy task.
 pub fn toy_tools() -> Vec<ToolSpec> {
     let city =
