@@ -5,8 +5,9 @@
 //! cargo run --release --example rlhf_toy -- --quick --summary summary.json
 //! ```
 //! It builds the tiny Qwen2-architecture model of [`agent_rl::algos::toy`] (random weights,
-//! embedded tokenizer and chat template), warms it up with SFT on demonstrations of the toy
-//! tool-use family (weather / time / add), trains a reward model from the warm-up model on
+//! embedded tokenizer and chat template), warms it up with SFT on the toy tool-use family
+//! (weather / time / add) as a reluctant teacher demonstrates it — declining 70% of the city
+//! requests, so the warm-up model refuses them — trains a reward model from the warm-up model on
 //! synthetic preference pairs ("the right call beats a wrong one", "a call beats a refusal"),
 //! then runs PPO against that reward model alone — the policy never sees the rule-based
 //! checker. Held-out tasks, whose requests never occur in training, are scored by that checker
@@ -19,7 +20,8 @@ use std::sync::Arc;
 
 use agent_rl::algos::pipeline::{Pipeline, PpoStage, RewardModelStage, SftStage, ToolUseEvaluator};
 use agent_rl::algos::toy::{
-    toy_model_config, toy_preferences, toy_rlhf_tasks, toy_sft_dataset, toy_tokenizer,
+    ToyKind, toy_model_config, toy_preferences, toy_reluctant_sft_dataset, toy_rlhf_tasks,
+    toy_tokenizer,
 };
 use agent_rl::algos::{LrSchedule, OptimizerConfig, PpoConfig, RewardConfig, SftConfig};
 use agent_rl::core::weights::random_model;
@@ -46,6 +48,9 @@ struct Args {
     /// Seed of the model, the tasks and sampling.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Share of the city (weather, time) requests the warm-up's teacher declines.
+    #[arg(long, default_value_t = 0.7)]
+    refusal: f32,
     /// Reward-model steps (16 pairs each).
     #[arg(long, default_value_t = 150)]
     rm_steps: usize,
@@ -53,10 +58,10 @@ struct Args {
     #[arg(long)]
     ppo_steps: Option<usize>,
     /// PPO learning rate.
-    #[arg(long, default_value_t = 3e-4)]
+    #[arg(long, default_value_t = 6e-4)]
     ppo_lr: f64,
     /// PPO's KL coefficient to the warm-up model.
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = 0.3)]
     kl_coef: f32,
     /// PPO's approximate-KL early stop per rollout batch (`target_kl`).
     #[arg(long, default_value_t = 0.01)]
@@ -77,13 +82,18 @@ fn optimizer(learning_rate: f64, warmup_steps: usize) -> OptimizerConfig {
 
 #[allow(clippy::print_stdout)]
 fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.refusal),
+        "--refusal {}: must lie in [0, 1]",
+        args.refusal
+    );
     let held_out_count = if args.quick { 40 } else { 90 };
     let ppo_steps = args.ppo_steps.unwrap_or(if args.quick { 10 } else { 30 });
     let tokenizer = Arc::new(toy_tokenizer()?);
     let model = random_model::<B>(&toy_model_config(), args.seed, 0.05, &Default::default())?;
     let (train, held_out) = toy_rlhf_tasks(4000, held_out_count, args.seed);
     let sft = SftConfig {
-        max_steps: Some(100),
+        max_steps: Some(300),
         batch_size: 16,
         eval_fraction: 0.0,
         seed: args.seed,
@@ -116,15 +126,22 @@ fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
     let record = json!({
         "model": toy_model_config(), "sft": sft, "reward_model": reward_model, "ppo": ppo,
         "reward": "the reward model alone", "train_tasks": train.len(),
+        "warmup_refusal": args.refusal,
         "held_out_tasks": held_out.len(), "seed": args.seed,
     });
+    let warmup_rows = toy_reluctant_sft_dataset(
+        &train,
+        &[ToyKind::Weather, ToyKind::Time],
+        args.refusal,
+        args.seed,
+    );
     let evaluator = ToolUseEvaluator::new(held_out.clone(), 64).with_loop_config(AgentLoopConfig {
         sampling: SamplingConfig::greedy(64),
         max_tool_iterations: 1,
         ..AgentLoopConfig::default()
     });
     let report = Pipeline::builder(model, tokenizer)
-        .add_stage(SftStage::new(sft, toy_sft_dataset(&train)))
+        .add_stage(SftStage::new(sft, warmup_rows))
         .add_stage(
             RewardModelStage::new(reward_model, toy_preferences(&train, args.seed))
                 .with_eval(toy_preferences(&held_out, args.seed.wrapping_add(1000))),

@@ -49,6 +49,6 @@ pub use tasks::{
     ToyKind, call_only, demonstration, toy_call_tasks, toy_sft_dataset, toy_split_tasks, toy_tasks,
     toy_tools,
 };
-pub use teacher::{toy_biased_sft_dataset, toy_noisy_sft_dataset};
+pub use teacher::{toy_biased_sft_dataset, toy_noisy_sft_dataset, toy_reluctant_sft_dataset};
 pub use template::{TOY_CHAT_TEMPLATE, toy_tokenizer, with_toy_template};
 pub use tiers::{ToyTier, toy_tier_tasks};

@@ -15,7 +15,7 @@ use crate::reward_model::{PreferenceDataset, PreferencePair};
 use crate::sft::TextOrMessages;
 
 /// Texts of the refusals the preferences rank below any call.
-const REFUSALS: [&str; 4] = [
+pub(super) const REFUSALS: [&str; 4] = [
     "I cannot help with that.",
     "Sorry, I do not know.",
     "I am unable to answer.",

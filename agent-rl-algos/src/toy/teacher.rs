@@ -1,11 +1,12 @@
 //! A teacher whose demonstrations are partly wrong: where imitation plateaus and a reward on
 //! the task's target does not.
 
-use agent_rl_core::{Task, ToolCall};
+use agent_rl_core::{Message, Task, ToolCall};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::tasks::{demonstration_with, toy_call};
+use super::preferences::REFUSALS;
+use super::tasks::{ToyKind, demonstration_with, toy_call};
 use crate::sft::{SftDataset, SftExample};
 
 /// SFT rows for `tasks` from a teacher that mixes up the two city tools: on a `confusion`
@@ -51,6 +52,51 @@ pub fn toy_biased_sft_dataset(tasks: &[Task], confusion: f32, seed: u64) -> SftD
     teacher_rows(tasks, [confusion, 0.0], seed)
 }
 
+/// SFT rows for `tasks` from a reluctant teacher: on a `refusal` share of the requests of the
+/// `kinds` given (drawn with `seed`) it declines, always with the same line (one of the
+/// refusals [`toy_preferences`](super::toy_preferences) ranks below any call); every other
+/// request it demonstrates rightly (call, result, answer). Tasks not made by the toy family are
+/// skipped.
+///
+/// With `refusal` above one half, a model that imitates these rows refuses requests of those
+/// kinds under greedy decoding, however long it trains, although it has learned the calls
+/// from the other rows: the over-cautious agent that preferences such as "a call beats a
+/// refusal" are collected to fix. The setting of the RLHF learning test, whose reward model
+/// judges calls against refusals reliably on requests it never saw.
+///
+/// ```
+/// use agent_rl_algos::toy::{ToyKind, toy_reluctant_sft_dataset, toy_tasks};
+/// let rows = toy_reluctant_sft_dataset(&toy_tasks(30, 1), &[ToyKind::Weather], 0.7, 7);
+/// assert_eq!(rows.len(), 30);
+/// ```
+pub fn toy_reluctant_sft_dataset(
+    tasks: &[Task],
+    kinds: &[ToyKind],
+    refusal: f32,
+    seed: u64,
+) -> SftDataset {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let rows = tasks
+        .iter()
+        .filter_map(|task| {
+            let call = toy_call(task)?;
+            let reluctant = ToyKind::of_tool(&call.name).is_some_and(|kind| kinds.contains(&kind));
+            let messages = if reluctant && rng.random::<f32>() < refusal {
+                let mut messages = task.messages.clone();
+                messages.push(Message::assistant(REFUSALS[0]));
+                messages
+            } else {
+                demonstration_with(task, call)?
+            };
+            Some(SftExample::Conversation {
+                messages,
+                tools: task.tools.clone(),
+            })
+        })
+        .collect();
+    SftDataset::from_examples(rows)
+}
+
 /// Demonstrations of `tasks` with the weather tool swapped for the time tool on a
 /// `confusion[0]` share of weather requests and the time tool for the weather tool on a
 /// `confusion[1]` share of time requests (one draw per task, with `seed`).
@@ -78,7 +124,7 @@ fn teacher_rows(tasks: &[Task], confusion: [f32; 2], seed: u64) -> SftDataset {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toy::toy_tasks;
+    use crate::toy::{demonstration, toy_sft_dataset, toy_tasks};
 
     /// The called tool of every row, with the requested kind.
     fn calls(confusion: f32) -> Vec<(String, String)> {
@@ -115,6 +161,45 @@ mod tests {
                 .all(|(w, g)| w == g)
         );
         assert!(calls(0.0).iter().all(|(w, g)| w == g));
+    }
+
+    #[test]
+    fn reluctant_teacher_refuses_its_kinds_at_the_set_rate_and_demonstrates_the_rest() {
+        let tasks = toy_tasks(600, 2);
+        let rows = toy_reluctant_sft_dataset(&tasks, &[ToyKind::Weather], 0.6, 3);
+        assert_eq!(rows.len(), tasks.len());
+        let (mut weather, mut refused) = (0, 0);
+        for (task, row) in tasks.iter().zip(rows.examples()) {
+            let SftExample::Conversation { messages, .. } = row else {
+                panic!("conversational rows");
+            };
+            let is_weather = toy_call(task).is_some_and(|c| c.name == "get_weather");
+            weather += usize::from(is_weather);
+            if messages.len() == task.messages.len() + 1 {
+                // A refusal: the request, then the one refusal line, no call.
+                assert!(is_weather, "only weather requests are declined");
+                let reply = messages.last().expect("reply");
+                assert_eq!(reply.text(), REFUSALS[0]);
+                assert!(reply.tool_calls.is_empty());
+                refused += 1;
+            } else {
+                assert_eq!(Some(messages.clone()), demonstration(task));
+            }
+        }
+        let rate = refused as f32 / weather as f32;
+        assert!((rate - 0.6).abs() < 0.08, "refusal rate {rate}");
+        let none = toy_reluctant_sft_dataset(&tasks, &[ToyKind::Weather], 0.0, 3);
+        assert_eq!(none, toy_sft_dataset(&tasks));
+        let every = toy_reluctant_sft_dataset(
+            &tasks,
+            &[ToyKind::Weather, ToyKind::Time, ToyKind::Add],
+            1.0,
+            3,
+        );
+        assert!(every.examples().iter().all(|row| matches!(
+            row,
+            SftExample::Conversation { messages, .. } if messages.last().is_some_and(|m| m.text() == REFUSALS[0])
+        )));
     }
 
     #[test]

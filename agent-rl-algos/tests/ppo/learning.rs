@@ -1,41 +1,28 @@
 //! The RLHF learning proof, run through the library's [`Pipeline`] as the CLI and the
 //! `rlhf_toy` demo run it: an SFT warm-up, a reward model trained on synthetic preferences
 //! ("the right call beats a wrong one", "a call beats a refusal", "the right call beats its
-//! malformed rendering") from the warm-up model, then
-//! PPO against that reward model alone. For every seed run (1, 2, 3), the reward model ranks
-//! held-out pairs with > 90% accuracy, PPO raises the learned reward of its rollouts, and the
-//! held-out tool-call format accuracy of the policy (judged by the rule-based checker, not the
-//! reward model) does not collapse (it ends at most 0.05 below the warm-up's).
+//! malformed rendering") from the warm-up model, then PPO against that reward model alone.
 //!
-//! Not proven: a rise of the held-out *exact-call* success. The reward model separates the right
-//! tool from the wrong one and calls from refusals, but ranks a wrong argument value on a
-//! held-out request at chance (a two-layer model does not learn to compare the call's value
-//! with the request's on requests it never saw), so the learned reward PPO raises says little
-//! about argument values: with the recipe below the held-out success stayed at 0.13, 0.00, 0.00
-//! on seeds 1-3 (2026-12-05). Nor is a format *rise* asserted: seeds 2 and 3 start at 1.00, and
-//! seed 1 stays at 0.55. The success figures are printed, not asserted; see issue 17. Held-out
-//! requests never occur in training, neither in the tasks nor in the pairs (checked below).
+//! The warm-up imitates a reluctant teacher (`toy_reluctant_sft_dataset`): it declines 70% of
+//! the city (weather, time) requests with one fixed line and demonstrates every other request,
+//! so the warm-up model refuses most held-out city requests under greedy decoding although it
+//! has learned their calls — the over-cautious agent that "a call beats a refusal" preferences
+//! are collected to fix. For every seed run (1, 2, 3): the reward model ranks held-out pairs
+//! with > 90% accuracy; PPO raises the learned reward of its rollouts, the held-out format
+//! accuracy (calls where the warm-up refused) and the held-out exact-call success (both judged
+//! by the rule-based checker, which the policy never sees). Held-out requests never occur in
+//! training, neither in the tasks nor in the pairs (checked below).
 //!
-//! Tried 2026-12-06 and not adopted (issue 17): GRPO's gain setting — the warm-up imitates
-//! a teacher that calls `get_time` on 70% of weather requests (`toy_biased_sft_dataset`, 300
-//! steps), the pairs stay the true ones, held-out requests from `ToySplit::HeldOut`, a control
-//! arm trained 30 more SFT steps of 32 rows. With this file's PPO settings and a 300-step reward
-//! model, PPO raised held-out exact-call success 0.167 -> 0.367 and 0.300 -> 0.550 on seeds 2
-//! and 3 (control 0.150, 0.300; weather requests 0.00 -> 0.60, 0.75) but not on seed 1 (0.117
-//! -> 0.100, control 0.367), and the reward model ranked the unseen phrasings' pairs at 0.892,
-//! 0.921, 0.896 (< 0.9). Other runs: a 150-step reward model, seed 1: 0.117 -> 0.217; PPO lr
-//! 5e-4 with temperature 1.0 (RM 300 steps): 0.117 -> 0.067, 0.167 -> 0.217, 0.300 -> 0.517;
-//! a 300-step reward model at lr 2e-3 on every training task: accuracy 0.900, 0.900, 0.913,
-//! success 0.100, 0.467, 0.250; the same warm-up on `toy_rlhf_tasks`' split: accuracy 0.925, 0.921, 0.938 but no
-//! held-out weather request fixed and seed 2's format 0.58 -> 0.43. No setting held on all three.
-//!
-//! The recipe that holds on seeds 1-3 (issue 17): the reward model also ranks each right call
-//! above a malformed rendering of itself (`toy_preferences`' fourth pair) and trains 150 steps;
-//! PPO runs at learning rate 3e-4 with `kl_coef` 0.1, three critic-only warm-up batches
-//! (`critic_warmup_steps`) and the approximate-KL early stop (`target_kl` 0.01). Before it, seed 2
-//! collapsed: at learning rate 1e-3 the policy left the reference within three steps and its
-//! greedy calls became malformed JSON that the reward model, never shown one, scored like calls
-//! (format 1.00 -> 0.00). What each recipe measured is in the README ("RLHF").
+//! What the gain is made of, and why it is small (0.05-0.12, 2026-12-06): refusals turned into
+//! calls. The reward model ranks a call above a refusal on every held-out pair, but the right
+//! city tool over the wrong one, or the right argument value over a wrong one, near chance on an
+//! unseen request (README, "Why the reward model is the bottleneck"); and the held-out city
+//! requests are the unseen twins of trained ones (`Weather in Oslo?` held out while
+//! `Time in Oslo?` is trained), on which the warm-up's own calls often name the twin's tool. So
+//! PPO gets the calls made, and the calls are as right as the warm-up knew how to make them.
+//! PPO's KL penalty (`kl_coef` 0.3) keeps them so: with 0.1, and a teacher that declined every
+//! kind of request, PPO moved the argument values the reward model cannot judge and seed 3's
+//! success fell 0.367 -> 0.133. The recipes tried, on every seed, are in the README ("RLHF").
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -43,7 +30,8 @@ use std::sync::Arc;
 use agent_rl_algos::pipeline::{Pipeline, PpoStage, RewardModelStage, SftStage, ToolUseEvaluator};
 use agent_rl_algos::sft::TextOrMessages;
 use agent_rl_algos::toy::{
-    toy_model_config, toy_preferences, toy_request, toy_rlhf_tasks, toy_sft_dataset, toy_tokenizer,
+    ToyKind, toy_model_config, toy_preferences, toy_reluctant_sft_dataset, toy_request,
+    toy_rlhf_tasks, toy_tokenizer,
 };
 use agent_rl_algos::{LrSchedule, OptimizerConfig, PpoConfig, RewardConfig, SftConfig};
 use agent_rl_core::weights::random_model;
@@ -103,8 +91,8 @@ fn rlhf_seed_3_learns_a_reward_model_and_runs_ppo_against_it() {
 }
 
 /// SFT → reward model → PPO with seed `seed` (model, data order, sampling); asserts the reward
-/// model's held-out accuracy, that PPO raises the learned reward, and that the held-out format
-/// does not collapse; prints what PPO changed.
+/// model's held-out accuracy, that PPO raises the learned reward and the held-out exact-call
+/// success; prints what PPO changed.
 fn rlhf_learns_tool_use(seed: u64) {
     let started = std::time::Instant::now();
     let config = Qwen2Config {
@@ -115,7 +103,7 @@ fn rlhf_learns_tool_use(seed: u64) {
     let model = random_model::<B>(&config, seed, 0.05, &Default::default()).expect("model");
     let (train, held_out) = toy_rlhf_tasks(4000, HELD_OUT_TASKS, seed);
     let sft = SftConfig {
-        max_steps: Some(100),
+        max_steps: Some(WARMUP_STEPS),
         batch_size: 16,
         eval_fraction: 0.0,
         seed,
@@ -146,14 +134,14 @@ fn rlhf_learns_tool_use(seed: u64) {
         num_ppo_epochs: 2,
         num_mini_batches: 2,
         max_tool_iterations: 1,
-        kl_coef: 0.1,
+        kl_coef: 0.3,
         target_kl: Some(0.01),
         critic_warmup_steps: 3,
         seed,
         ..PpoConfig::default()
     }
     .with_max_completion_length(64);
-    ppo.optimizer.learning_rate = 3e-4;
+    ppo.optimizer.learning_rate = 6e-4;
     ppo.optimizer.lr_scheduler_type = LrSchedule::Constant;
 
     let evaluator = ToolUseEvaluator::new(held_out.clone(), 64).with_loop_config(AgentLoopConfig {
@@ -162,7 +150,10 @@ fn rlhf_learns_tool_use(seed: u64) {
         ..AgentLoopConfig::default()
     });
     let run = Pipeline::builder(model, tokenizer)
-        .add_stage(SftStage::new(sft, toy_sft_dataset(&train)))
+        .add_stage(SftStage::new(
+            sft,
+            toy_reluctant_sft_dataset(&train, &[ToyKind::Weather, ToyKind::Time], REFUSAL, seed),
+        ))
         .add_stage(
             RewardModelStage::new(reward_model, toy_preferences(&train[..RM_TASKS], seed))
                 .with_eval(toy_preferences(&held_out, seed + 1000)),
@@ -223,17 +214,23 @@ fn rlhf_learns_tool_use(seed: u64) {
     );
     // PPO's learning, on every seed: the learned reward of the rollouts rises from the first
     // quarter of the steps (three of them critic warm-up, the policy still the warm-up model)
-    // to the last, and the held-out format (the rule-based checker's) does not collapse: it
-    // ends no more than 0.05 below where the warm-up left it.
+    // to the last; the held-out requests the warm-up refused get calls (the rule-based
+    // checker's format accuracy rises), and the held-out exact-call success rises.
     assert!(
         last > first + MIN_LEARNED_REWARD_RISE,
         "seed {seed}: learned reward {first} -> {last}"
     );
     assert!(
-        after.format_accuracy >= before.format_accuracy - MAX_FORMAT_DROP,
-        "seed {seed}: held-out format {} -> {} (collapsed)",
+        after.format_accuracy > before.format_accuracy + MIN_FORMAT_RISE,
+        "seed {seed}: held-out format {} -> {}",
         before.format_accuracy,
         after.format_accuracy
+    );
+    assert!(
+        after.success_rate > before.success_rate + MIN_SUCCESS_RISE,
+        "seed {seed}: held-out exact-call success {} -> {}",
+        before.success_rate,
+        after.success_rate
     );
 }
 
@@ -242,9 +239,18 @@ const SEEDS: [u64; 3] = [1, 2, 3];
 /// Training tasks whose preference pairs train the reward model (four pairs each).
 const RM_TASKS: usize = 900;
 /// The least rise of the learned reward (last quarter of the PPO steps over the first) asserted
-/// on every seed; measured 1.41, 0.13, 0.14 on seeds 1-3 (2026-12-05).
-const MIN_LEARNED_REWARD_RISE: f32 = 0.05;
-/// The most the held-out format accuracy may fall under PPO (measured: no fall on seeds 1-3).
-const MAX_FORMAT_DROP: f32 = 0.05;
+/// on every seed; measured 2.25, 2.81, 2.40 on seeds 1-3 (2026-12-06).
+const MIN_LEARNED_REWARD_RISE: f32 = 1.0;
+/// The least rise of the held-out format accuracy (a call in the template's format instead of
+/// a refusal) asserted on every seed; measured 0.23, 0.57, 0.57 on seeds 1-3 (2026-12-06).
+const MIN_FORMAT_RISE: f32 = 0.15;
+/// The least rise of the held-out exact-call success asserted on every seed; measured 0.050,
+/// 0.117, 0.100 on seeds 1-3 (2026-12-06): 3, 7 and 6 of the 60 held-out tasks.
+const MIN_SUCCESS_RISE: f32 = 0.04;
+/// The share of city (weather, time) requests the warm-up's teacher declines
+/// (`toy_reluctant_sft_dataset`).
+const REFUSAL: f32 = 0.7;
+/// SFT steps of the warm-up (16 rows each).
+const WARMUP_STEPS: usize = 300;
 /// Held-out tasks the policy is scored on (and whose preference pairs score the reward model).
 const HELD_OUT_TASKS: usize = 60;

@@ -91,6 +91,10 @@ pub struct DataSection {
     /// GRPO with `[curriculum]`: a JSONL file of tasks (one `Task` per line) mixed into the
     /// draws at `new_scenario_ratio` (distribution shift).
     pub new_scenarios: Option<PathBuf>,
+    /// RM / PPO with `toy`: the share of city (weather, time) requests the `[warmup]`'s teacher
+    /// declines with a refusal instead of demonstrating (`toy_reluctant_sft_dataset`; default
+    /// 0, every request demonstrated). The over-cautious warm-up that PPO then corrects.
+    pub toy_refusal: Option<f32>,
     /// PPO: preference pairs (TRL's JSONL layouts) the run's reward model trains on, with
     /// `train = "tasks.jsonl"` (toy data makes its own synthetic pairs).
     pub preferences: Option<PathBuf>,
@@ -147,6 +151,14 @@ impl DataSection {
         }
         if self.eval_preferences.is_some() && self.preferences.is_none() {
             bail!("[data]: `eval_preferences` needs `preferences`");
+        }
+        if let Some(share) = self.toy_refusal {
+            if !(0.0..=1.0).contains(&share) {
+                bail!("[data] toy_refusal = {share}: must lie in [0, 1]");
+            }
+            if self.toy.is_none() {
+                bail!("[data] toy_refusal: needs `toy = <count>` (the toy warm-up's teacher)");
+            }
         }
         if self.eval.is_some() && self.toy_held_out.is_some() {
             bail!("[data]: set `eval` or `toy_held_out`, not both");
@@ -593,6 +605,11 @@ mod tests {
                 "new_scenarios needs a [curriculum]",
             ),
             ("[data]\ntoy = 4\n[grpo]\neval_steps = 0\n", "eval_steps"),
+            ("[data]\ntoy = 4\ntoy_refusal = 1.5\n", "toy_refusal = 1.5"),
+            (
+                "[data]\ntrain = \"t.jsonl\"\ntoy_refusal = 0.5\n",
+                "toy_refusal: needs `toy",
+            ),
         ] {
             std::fs::write(&path, format!("[model]\ntiny = true\n{text}")).expect("write");
             let err = load::<GrpoRunConfig>(&path, "g").expect_err(text);

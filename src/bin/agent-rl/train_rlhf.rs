@@ -10,7 +10,9 @@ use agent_rl::algos::pipeline::{
     Pipeline, PipelineBuilder, PipelineReport, PpoStage, RewardModelStage, SftStage, read_tasks,
 };
 use agent_rl::algos::reward_model::PreferenceDataset;
-use agent_rl::algos::toy::{toy_environments, toy_preferences, toy_rlhf_tasks, toy_sft_dataset};
+use agent_rl::algos::toy::{
+    ToyKind, toy_environments, toy_preferences, toy_reluctant_sft_dataset, toy_rlhf_tasks,
+};
 use agent_rl::algos::{RewardConfig, SftConfig};
 use agent_rl::core::lora::LoraConfig;
 use agent_rl::core::{EnvironmentFactory, Task};
@@ -35,6 +37,10 @@ struct RlhfData {
     pairs: PreferenceDataset,
     /// The reward model's held-out pairs.
     eval_pairs: Option<PreferenceDataset>,
+    /// The share of city requests the warm-up's teacher declines (`[data] toy_refusal`).
+    warmup_refusal: f32,
+    /// Seed of the teacher's refusals.
+    seed: u64,
 }
 
 /// Toy data: training and held-out requests kept apart ([`toy_rlhf_tasks`]), synthetic
@@ -49,6 +55,8 @@ fn toy_data(data: &DataSection, count: usize) -> RlhfData {
         held_out,
         pairs,
         eval_pairs,
+        warmup_refusal: data.toy_refusal.unwrap_or(0.0),
+        seed: data.seed,
     }
 }
 
@@ -66,7 +74,13 @@ fn add_warmup_and_reward_model<B: AutodiffBackend>(
     data: &RlhfData,
 ) -> PipelineBuilder<B> {
     if let Some(warmup) = warmup {
-        pipeline = pipeline.add_stage(SftStage::new(warmup.clone(), toy_sft_dataset(&data.tasks)));
+        let rows = toy_reluctant_sft_dataset(
+            &data.tasks,
+            &[ToyKind::Weather, ToyKind::Time],
+            data.warmup_refusal,
+            data.seed,
+        );
+        pipeline = pipeline.add_stage(SftStage::new(warmup.clone(), rows));
     }
     if let Some((config, lora)) = reward_model {
         let mut stage =
@@ -174,6 +188,8 @@ impl TrainJob for RmJob {
                     .as_deref()
                     .map(|path| read_pairs("eval", path))
                     .transpose()?,
+                warmup_refusal: 0.0,
+                seed: data.seed,
             },
             (None, None) => bail!("[data]: set `train = \"pairs.jsonl\"` or `toy = <count>`"),
         };
@@ -267,6 +283,8 @@ impl TrainJob for PpoJob {
                     .as_deref()
                     .map(|path| read_pairs("eval_preferences", path))
                     .transpose()?,
+                warmup_refusal: 0.0,
+                seed: data.seed,
             },
             (None, None) => bail!("[data]: set `train = \"tasks.jsonl\"` or `toy = <count>`"),
         };
