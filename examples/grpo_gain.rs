@@ -25,7 +25,10 @@ use clap::Parser;
 
 #[path = "shared/toy_run.rs"]
 mod toy_run;
-use toy_run::{GrpoArm, grpo, mean_sd, score, sft, sft_config};
+#[path = "shared/toy_warmup.rs"]
+mod toy_warmup;
+use toy_run::{GrpoArm, grpo, mean_sd, score};
+use toy_warmup::{sft, sft_config};
 
 /// Command-line options.
 #[derive(Debug, Parser)]

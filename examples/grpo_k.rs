@@ -29,7 +29,10 @@ use serde_json::{Value, json};
 
 #[path = "shared/toy_run.rs"]
 mod toy_run;
-use toy_run::{GrpoArm, grpo, mean_sd, score, sft, sft_config};
+#[path = "shared/toy_warmup.rs"]
+mod toy_warmup;
+use toy_run::{GrpoArm, grpo, mean_sd, score};
+use toy_warmup::{sft, sft_config};
 
 /// Steps averaged at each end of a reward curve.
 const CURVE_ENDS: usize = 5;

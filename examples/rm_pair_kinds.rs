@@ -28,11 +28,9 @@ use agent_rl::core::weights::random_model;
 use burn::module::AutodiffModule;
 use clap::Parser;
 
-// Only the warm-up of the shared toy-run helpers is used here (their GRPO arm is not).
-#[allow(dead_code)]
-#[path = "shared/toy_run.rs"]
-mod toy_run;
-use toy_run::{sft, sft_config};
+#[path = "shared/toy_warmup.rs"]
+mod toy_warmup;
+use toy_warmup::{sft, sft_config};
 
 /// Command-line options.
 #[derive(Debug, Parser)]

@@ -1,12 +1,10 @@
-//! What the toy-task measurement examples share (`grpo_gain`, `grpo_k`): the SFT warm-up and
-//! its control arm, a GRPO arm, greedy scoring on held-out requests, and mean / sd over seeds.
+//! What the GRPO measurement examples share (`grpo_gain`, `grpo_k`) beside the warm-up
+//! (`toy_warmup.rs`): a GRPO arm, greedy scoring on held-out requests, and mean / sd over seeds.
 
 use std::sync::Arc;
 
-use agent_rl::algos::sft::{SftDataset, SftTrainer};
 use agent_rl::algos::{
-    GrpoConfig, GrpoReport, GrpoTrainer, LrSchedule, OptimizerConfig, SftConfig, ToolUseScores,
-    evaluate_tool_use,
+    GrpoConfig, GrpoReport, GrpoTrainer, LrSchedule, ToolUseScores, evaluate_tool_use,
 };
 use agent_rl::backend::CpuTrainBackend as B;
 use agent_rl::core::{
@@ -17,41 +15,6 @@ use burn::module::AutodiffModule;
 
 /// Tokens each completion may take, in GRPO and in the greedy evaluation.
 const MAX_COMPLETION_TOKENS: usize = 64;
-
-/// SFT for `steps` optimiser steps of `batch_size` rows (lr 1e-2 constant after 5 warm-up
-/// steps, no eval split).
-pub fn sft_config(steps: usize, batch_size: usize, seed: u64) -> SftConfig {
-    SftConfig {
-        max_steps: Some(steps),
-        batch_size,
-        eval_fraction: 0.0,
-        seed,
-        optimizer: OptimizerConfig {
-            learning_rate: 1e-2,
-            lr_scheduler_type: LrSchedule::Constant,
-            warmup_steps: 5,
-            ..OptimizerConfig::default()
-        },
-        ..SftConfig::default()
-    }
-}
-
-/// Trains `model` on `rows` with `config` and returns it.
-///
-/// # Errors
-/// From building or running the SFT trainer.
-pub fn sft(
-    model: Qwen2ForCausalLm<B>,
-    tokenizer: &Arc<ChatTokenizer>,
-    config: SftConfig,
-    rows: &SftDataset,
-) -> anyhow::Result<Qwen2ForCausalLm<B>> {
-    let mut trainer = SftTrainer::builder(model, Arc::clone(tokenizer))
-        .with_config(config)
-        .build()?;
-    trainer.train(rows)?;
-    Ok(trainer.into_model())
-}
 
 /// One GRPO arm's shape: group size, prompts per step, steps and the optimiser's knobs.
 #[derive(Debug, Clone, Copy)]
