@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use agent_rl::algos::toy::{
     ToyCallBreakdown, ToySplit, call_only, toy_biased_sft_dataset, toy_call_breakdown,
-    toy_model_config, toy_noisy_sft_dataset, toy_split_tasks, toy_tokenizer,
+    toy_model_config, toy_noisy_sft_dataset, toy_split_tasks, toy_tokenizer, toy_warmup_config,
 };
 use agent_rl::backend::CpuTrainBackend as B;
 use agent_rl::core::weights::random_model;
@@ -28,7 +28,7 @@ mod toy_run;
 #[path = "shared/toy_warmup.rs"]
 mod toy_warmup;
 use toy_run::{GrpoArm, grpo, mean_sd, score};
-use toy_warmup::{sft, sft_config};
+use toy_warmup::sft;
 
 /// Command-line options.
 #[derive(Debug, Parser)]
@@ -89,7 +89,7 @@ fn main() -> anyhow::Result<()> {
         let warm = sft(
             model,
             &tokenizer,
-            sft_config(args.sft_steps, 16, seed),
+            toy_warmup_config(args.sft_steps, 16, seed),
             &rows,
         )?;
         let warm_score = score(&warm, &tokenizer, &held_out)?;
@@ -97,7 +97,7 @@ fn main() -> anyhow::Result<()> {
         let control = sft(
             warm.clone(),
             &tokenizer,
-            sft_config(args.arm_steps, 64, seed + 100),
+            toy_warmup_config(args.arm_steps, 64, seed + 100),
             &rows,
         )?;
         let control_score = score(&control, &tokenizer, &held_out)?;

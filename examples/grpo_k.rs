@@ -19,7 +19,7 @@ use std::sync::Arc;
 use agent_rl::algos::GrpoReport;
 use agent_rl::algos::toy::{
     ToySplit, call_only, toy_model_config, toy_noisy_sft_dataset, toy_sft_dataset, toy_split_tasks,
-    toy_tokenizer,
+    toy_tokenizer, toy_warmup_config,
 };
 use agent_rl::backend::CpuTrainBackend as B;
 use agent_rl::core::weights::random_model;
@@ -32,7 +32,7 @@ mod toy_run;
 #[path = "shared/toy_warmup.rs"]
 mod toy_warmup;
 use toy_run::{GrpoArm, grpo, mean_sd, score};
-use toy_warmup::{sft, sft_config};
+use toy_warmup::sft;
 
 /// Steps averaged at each end of a reward curve.
 const CURVE_ENDS: usize = 5;
@@ -183,7 +183,7 @@ fn main() -> anyhow::Result<()> {
         let warm = sft(
             model,
             &tokenizer,
-            sft_config(args.sft_steps, 16, seed),
+            toy_warmup_config(args.sft_steps, 16, seed),
             &rows,
         )?;
         let warm_score = score(&warm, &tokenizer, &held_out)?;

@@ -21,9 +21,9 @@ use std::sync::Arc;
 use agent_rl::algos::pipeline::{Pipeline, PpoStage, RewardModelStage, SftStage, ToolUseEvaluator};
 use agent_rl::algos::toy::{
     ToyKind, toy_model_config, toy_preferences, toy_reluctant_sft_dataset, toy_rlhf_tasks,
-    toy_tokenizer,
+    toy_tokenizer, toy_warmup_config,
 };
-use agent_rl::algos::{LrSchedule, OptimizerConfig, PpoConfig, RewardConfig, SftConfig};
+use agent_rl::algos::{LrSchedule, OptimizerConfig, PpoConfig, RewardConfig};
 use agent_rl::core::weights::random_model;
 use agent_rl::core::{AgentLoopConfig, SamplingConfig};
 use agent_rl::progress::StageProgress;
@@ -92,14 +92,7 @@ fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
     let tokenizer = Arc::new(toy_tokenizer()?);
     let model = random_model::<B>(&toy_model_config(), args.seed, 0.05, &Default::default())?;
     let (train, held_out) = toy_rlhf_tasks(4000, held_out_count, args.seed);
-    let sft = SftConfig {
-        max_steps: Some(300),
-        batch_size: 16,
-        eval_fraction: 0.0,
-        seed: args.seed,
-        optimizer: optimizer(1e-2, 5),
-        ..SftConfig::default()
-    };
+    let sft = toy_warmup_config(300, 16, args.seed);
     let reward_model = RewardConfig {
         max_steps: Some(args.rm_steps),
         batch_size: 16,

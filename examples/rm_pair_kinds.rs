@@ -20,6 +20,7 @@ use agent_rl::algos::reward_model::{RewardModelScorer, RewardTrainer};
 use agent_rl::algos::toy::{
     ToyKind, ToyPairKind, ToySplit, call_only, toy_biased_sft_dataset, toy_model_config,
     toy_pair_outcomes, toy_preferences, toy_request_split, toy_split_tasks, toy_tokenizer,
+    toy_warmup_config,
 };
 use agent_rl::algos::{LrSchedule, OptimizerConfig, RewardConfig};
 use agent_rl::backend::CpuTrainBackend as B;
@@ -30,7 +31,7 @@ use clap::Parser;
 
 #[path = "shared/toy_warmup.rs"]
 mod toy_warmup;
-use toy_warmup::{sft, sft_config};
+use toy_warmup::sft;
 
 /// Command-line options.
 #[derive(Debug, Parser)]
@@ -81,7 +82,7 @@ fn main() -> anyhow::Result<()> {
         };
         let model = random_model::<B>(&toy_model_config(), seed, 0.05, &Default::default())?;
         let rows = toy_biased_sft_dataset(&train, args.confusion, seed);
-        let warm = sft(model, &tokenizer, sft_config(300, 16, seed), &rows)?;
+        let warm = sft(model, &tokenizer, toy_warmup_config(300, 16, seed), &rows)?;
         let config = RewardConfig {
             max_steps: Some(args.rm_steps),
             batch_size: 16,

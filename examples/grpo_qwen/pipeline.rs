@@ -6,9 +6,9 @@ use std::sync::Arc;
 use agent_rl::algos::pipeline::{GrpoStage, Pipeline, SftStage, ToolUseEvaluator};
 use agent_rl::algos::toy::{
     ToySplit, toy_biased_sft_dataset, toy_environments, toy_model_config, toy_split_tasks,
-    toy_tokenizer,
+    toy_tokenizer, toy_warmup_config,
 };
-use agent_rl::algos::{GrpoConfig, LrSchedule, OptimizerConfig, SftConfig};
+use agent_rl::algos::{GrpoConfig, LrSchedule};
 use agent_rl::core::weights::random_model;
 use agent_rl::core::{AgentLoopConfig, EnvironmentFactory, SamplingConfig};
 use agent_rl::rewards::ToolUseReward;
@@ -42,19 +42,7 @@ pub fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
     let demonstrations = toy_biased_sft_dataset(&train, args.teacher_confusion, args.seed);
     let environments: Arc<dyn EnvironmentFactory> = Arc::new(toy_environments());
 
-    let sft = SftConfig {
-        max_steps: Some(sft_steps),
-        batch_size: 16,
-        eval_fraction: 0.0,
-        seed: args.seed,
-        optimizer: OptimizerConfig {
-            learning_rate: 1e-2,
-            lr_scheduler_type: LrSchedule::Constant,
-            warmup_steps: 5,
-            ..OptimizerConfig::default()
-        },
-        ..SftConfig::default()
-    };
+    let sft = toy_warmup_config(sft_steps, 16, args.seed);
     let mut grpo = GrpoConfig {
         num_generations: 8,
         prompts_per_step: args.prompts_per_step,

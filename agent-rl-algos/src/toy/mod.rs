@@ -34,6 +34,7 @@ mod tasks;
 mod teacher;
 mod template;
 mod tiers;
+mod warmup;
 
 pub use breakdown::{CallCounts, ToyCallBreakdown, toy_call_breakdown};
 pub use environment::{ToyEnvironment, execute_toy_call, toy_environments, toy_salt};
@@ -52,3 +53,4 @@ pub use tasks::{
 pub use teacher::{toy_biased_sft_dataset, toy_noisy_sft_dataset, toy_reluctant_sft_dataset};
 pub use template::{TOY_CHAT_TEMPLATE, toy_tokenizer, with_toy_template};
 pub use tiers::{ToyTier, toy_tier_tasks};
+pub use warmup::toy_warmup_config;

@@ -70,12 +70,12 @@ fn outcomes_are_recorded_and_the_sampler_promotes() {
 /// logged draws show the ratio, the logged levels show promotion on the threshold.
 #[test]
 fn toy_tiers_advance_on_the_threshold_and_new_scenarios_come_at_their_ratio() {
+    use agent_rl_algos::SftConfig;
     use agent_rl_algos::pipeline::{GrpoStage, Pipeline, SftStage};
     use agent_rl_algos::toy::{
         ToySplit, ToyTier, call_only, toy_model_config, toy_sft_dataset, toy_split_tasks,
-        toy_tier_tasks, toy_tokenizer,
+        toy_tier_tasks, toy_tokenizer, toy_warmup_config,
     };
-    use agent_rl_algos::{LrSchedule, OptimizerConfig, SftConfig};
     use agent_rl_core::weights::random_model;
     use agent_rl_rewards::ToolUseReward;
 
@@ -98,18 +98,7 @@ fn toy_tiers_advance_on_the_threshold_and_new_scenarios_come_at_their_ratio() {
     let new_scenarios = call_only(toy_split_tasks(ToySplit::HeldOut, 30, 9));
     sampler.add_new_scenarios(new_scenarios.iter().cloned());
     // A warm-up on the first tier, so that its episodes (judged on the call) sometimes succeed.
-    let warmup = SftConfig {
-        max_steps: Some(100),
-        batch_size: 16,
-        eval_fraction: 0.0,
-        optimizer: OptimizerConfig {
-            learning_rate: 1e-2,
-            lr_scheduler_type: LrSchedule::Constant,
-            warmup_steps: 5,
-            ..OptimizerConfig::default()
-        },
-        ..SftConfig::default()
-    };
+    let warmup = toy_warmup_config(100, 16, SftConfig::default().seed);
     let grpo = GrpoConfig {
         num_generations: 2,
         prompts_per_step: 8,

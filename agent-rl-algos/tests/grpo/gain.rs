@@ -21,9 +21,9 @@ use std::sync::Arc;
 use agent_rl_algos::sft::{SftDataset, SftTrainer};
 use agent_rl_algos::toy::{
     ToyCallBreakdown, ToySplit, call_only, toy_biased_sft_dataset, toy_call_breakdown,
-    toy_model_config, toy_split_tasks, toy_tokenizer,
+    toy_model_config, toy_split_tasks, toy_tokenizer, toy_warmup_config,
 };
-use agent_rl_algos::{GrpoConfig, GrpoTrainer, LrSchedule, OptimizerConfig, SftConfig};
+use agent_rl_algos::{GrpoConfig, GrpoTrainer, LrSchedule, SftConfig};
 use agent_rl_core::weights::random_model;
 use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
 use agent_rl_rewards::ToolUseReward;
@@ -38,22 +38,6 @@ const SEEDS: [u64; 3] = [1, 2, 3];
 const MARGIN: f32 = 0.1;
 /// Tokens per completion, in GRPO and in the greedy evaluation.
 const MAX_TOKENS: usize = 64;
-
-fn sft_config(steps: usize, batch_size: usize, seed: u64) -> SftConfig {
-    SftConfig {
-        max_steps: Some(steps),
-        batch_size,
-        eval_fraction: 0.0,
-        seed,
-        optimizer: OptimizerConfig {
-            learning_rate: 1e-2,
-            lr_scheduler_type: LrSchedule::Constant,
-            warmup_steps: 5,
-            ..OptimizerConfig::default()
-        },
-        ..SftConfig::default()
-    }
-}
 
 fn sft(
     model: Qwen2ForCausalLm<B>,
@@ -88,12 +72,12 @@ fn grpo_beats_more_sft_on_every_seed_where_imitation_plateaus() {
         let held_out = call_only(toy_split_tasks(ToySplit::HeldOut, 60, seed + 1000));
         let model =
             random_model::<B>(&toy_model_config(), seed, 0.05, &Default::default()).expect("model");
-        let warm = sft(model, &tokenizer, sft_config(300, 16, seed), &rows);
+        let warm = sft(model, &tokenizer, toy_warmup_config(300, 16, seed), &rows);
         let before = held_out_scores(&warm, &tokenizer, &held_out);
         let control = sft(
             warm.clone(),
             &tokenizer,
-            sft_config(30, 64, seed + 100),
+            toy_warmup_config(30, 64, seed + 100),
             &rows,
         );
         let control_scores = held_out_scores(&control, &tokenizer, &held_out);

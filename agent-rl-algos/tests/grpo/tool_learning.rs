@@ -17,8 +17,9 @@ use std::sync::Arc;
 use agent_rl_algos::pipeline::{GrpoStage, Pipeline, SftStage, ToolUseEvaluator};
 use agent_rl_algos::toy::{
     ToySplit, call_only, toy_biased_sft_dataset, toy_model_config, toy_split_tasks, toy_tokenizer,
+    toy_warmup_config,
 };
-use agent_rl_algos::{GrpoConfig, LrSchedule, OptimizerConfig, SftConfig};
+use agent_rl_algos::{GrpoConfig, LrSchedule};
 use agent_rl_core::lora::LoraConfig;
 use agent_rl_core::weights::random_model;
 use agent_rl_core::{AgentLoopConfig, SamplingConfig};
@@ -63,19 +64,7 @@ fn learns_tool_use(seed: u64, lora: &LoraConfig) -> Vec<String> {
     let train = toy_split_tasks(ToySplit::Train, 4000, seed);
     let sft_rows = toy_biased_sft_dataset(&train, 0.7, seed);
     let held_out = call_only(toy_split_tasks(ToySplit::HeldOut, 60, seed + 1000));
-    let sft = SftConfig {
-        max_steps: Some(300),
-        batch_size: 16,
-        eval_fraction: 0.0,
-        seed,
-        optimizer: OptimizerConfig {
-            learning_rate: 1e-2,
-            lr_scheduler_type: LrSchedule::Constant,
-            warmup_steps: 5,
-            ..OptimizerConfig::default()
-        },
-        ..SftConfig::default()
-    };
+    let sft = toy_warmup_config(300, 16, seed);
     let mut grpo = GrpoConfig {
         num_generations: 8,
         prompts_per_step: 8,

@@ -29,9 +29,9 @@ use agent_rl_algos::pipeline::{Pipeline, PpoStage, RewardModelStage, SftStage, T
 use agent_rl_algos::sft::TextOrMessages;
 use agent_rl_algos::toy::{
     ToyKind, toy_model_config, toy_preferences, toy_reluctant_sft_dataset, toy_request,
-    toy_rlhf_tasks, toy_tokenizer,
+    toy_rlhf_tasks, toy_tokenizer, toy_warmup_config,
 };
-use agent_rl_algos::{LrSchedule, OptimizerConfig, PpoConfig, RewardConfig, SftConfig};
+use agent_rl_algos::{LrSchedule, OptimizerConfig, PpoConfig, RewardConfig};
 use agent_rl_core::weights::random_model;
 use agent_rl_core::{AgentLoopConfig, Qwen2Config, SamplingConfig};
 
@@ -100,19 +100,7 @@ fn rlhf_learns_tool_use(seed: u64) {
     let tokenizer = Arc::new(toy_tokenizer().expect("tokenizer"));
     let model = random_model::<B>(&config, seed, 0.05, &Default::default()).expect("model");
     let (train, held_out) = toy_rlhf_tasks(4000, HELD_OUT_TASKS, seed);
-    let sft = SftConfig {
-        max_steps: Some(WARMUP_STEPS),
-        batch_size: 16,
-        eval_fraction: 0.0,
-        seed,
-        optimizer: OptimizerConfig {
-            learning_rate: 1e-2,
-            lr_scheduler_type: LrSchedule::Constant,
-            warmup_steps: 5,
-            ..OptimizerConfig::default()
-        },
-        ..SftConfig::default()
-    };
+    let sft = toy_warmup_config(WARMUP_STEPS, 16, seed);
     let reward_model = RewardConfig {
         max_steps: Some(150),
         batch_size: 16,
