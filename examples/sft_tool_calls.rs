@@ -16,8 +16,9 @@
 use std::sync::Arc;
 
 use agent_rl::algos::sft::SftTrainer;
-use agent_rl::algos::toy::{toy_model_config, toy_sft_dataset, toy_tasks, toy_tokenizer};
-use agent_rl::algos::{LrSchedule, OptimizerConfig, SftConfig};
+use agent_rl::algos::toy::{
+    toy_model_config, toy_sft_dataset, toy_tasks, toy_tokenizer, toy_warmup_config,
+};
 use agent_rl::backend::CpuTrainBackend;
 use agent_rl::core::weights::random_model;
 use agent_rl::core::{BurnPolicy, ChatRequest, Policy, SamplingConfig};
@@ -38,18 +39,8 @@ fn main() -> anyhow::Result<()> {
     let held_out_tasks = toy_tasks(24, seed + 1000);
     let held_out = toy_sft_dataset(&held_out_tasks);
 
-    let config = SftConfig {
-        max_steps: Some(40),
-        batch_size: 8,
-        seed,
-        optimizer: OptimizerConfig {
-            learning_rate: 1e-2,
-            lr_scheduler_type: LrSchedule::Constant,
-            warmup_steps: 5,
-            ..OptimizerConfig::default()
-        },
-        ..SftConfig::default()
-    };
+    // The eval loss comes from `with_eval_dataset` below, not from a split of `train`.
+    let config = toy_warmup_config(40, 8, seed);
     let mut trainer = SftTrainer::builder(model, Arc::clone(&tokenizer))
         .with_config(config)
         .with_eval_dataset(held_out.clone())
