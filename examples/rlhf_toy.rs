@@ -122,12 +122,7 @@ fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
         "warmup_refusal": args.refusal,
         "held_out_tasks": held_out.len(), "seed": args.seed,
     });
-    let warmup_rows = toy_reluctant_sft_dataset(
-        &train,
-        &[ToyKind::Weather, ToyKind::Time],
-        args.refusal,
-        args.seed,
-    );
+    let warmup_rows = toy_reluctant_sft_dataset(&train, &ToyKind::CITY, args.refusal, args.seed);
     let evaluator = ToolUseEvaluator::new(held_out.clone(), 64).with_loop_config(AgentLoopConfig {
         sampling: SamplingConfig::greedy(64),
         max_tool_iterations: 1,

@@ -18,9 +18,9 @@ use std::sync::Arc;
 
 use agent_rl::algos::reward_model::{RewardModelScorer, RewardTrainer};
 use agent_rl::algos::toy::{
-    ToyKind, ToyPairKind, ToySplit, call_only, toy_biased_sft_dataset, toy_model_config,
-    toy_pair_outcomes, toy_preferences, toy_request_split, toy_split_tasks, toy_tokenizer,
-    toy_warmup_config,
+    ToyKind, ToyPairKind, ToySplit, call_only, toy_biased_sft_dataset, toy_expected_call,
+    toy_model_config, toy_pair_outcomes, toy_preferences, toy_request_split, toy_split_tasks,
+    toy_tokenizer, toy_warmup_config,
 };
 use agent_rl::algos::{LrSchedule, OptimizerConfig, RewardConfig};
 use agent_rl::backend::CpuTrainBackend as B;
@@ -107,9 +107,9 @@ fn main() -> anyhow::Result<()> {
         let mut cells = [[(0usize, 0usize); 3]; ToyPairKind::ALL.len()];
         let outcomes = toy_pair_outcomes(&scorer, &eval)?;
         for (index, &(kind, right)) in outcomes.iter().enumerate() {
-            let call = &held_out[index / 4].data["call"]["name"];
-            let request =
-                ToyKind::of_tool(call.as_str().unwrap_or_default()).unwrap_or(ToyKind::Add);
+            let request = toy_expected_call(&held_out[index / 4])
+                .and_then(|call| ToyKind::of_tool(&call.name))
+                .unwrap_or(ToyKind::Add);
             let cell = &mut cells[kind as usize][request as usize];
             cell.0 += usize::from(right);
             cell.1 += 1;

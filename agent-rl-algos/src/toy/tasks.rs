@@ -21,6 +21,10 @@ pub enum ToyKind {
 }
 
 impl ToyKind {
+    /// The kinds whose requests name a city (weather, time): the tool choice the two-layer
+    /// model has to read from one word of the request.
+    pub const CITY: [Self; 2] = [Self::Weather, Self::Time];
+
     /// The kind whose expected call names `tool` (`get_weather`, `get_time`, `add`); `None` for
     /// any other name.
     ///

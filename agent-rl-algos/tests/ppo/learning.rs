@@ -18,9 +18,10 @@
 //! right tool above the wrong one every time, but the right argument value above a wrong one at
 //! chance (11, 18 and 16 of 30 on seeds 1-3; README, "RLHF"); after PPO every held-out call
 //! that fails has wrong argument values. So PPO gets the calls made, and their values are as
-//! right as the warm-up knew how to make them. PPO's KL penalty (`kl_coef` 0.3) keeps them so: with 0.1, and a teacher that declined every
-//! kind of request, PPO moved the argument values the reward model cannot judge and seed 3's
-//! success fell 0.367 -> 0.133. The recipes tried, on every seed, are in the README ("RLHF").
+//! right as the warm-up knew how to make them. PPO's KL penalty (`kl_coef` 0.3) keeps them so:
+//! with 0.1, and a teacher that declined every kind of request, PPO moved the argument values
+//! the reward model cannot judge and seed 3's success fell 0.367 -> 0.133. The recipes tried,
+//! on every seed, are in the README ("RLHF").
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -89,8 +90,8 @@ fn rlhf_seed_3_learns_a_reward_model_and_runs_ppo_against_it() {
 }
 
 /// SFT → reward model → PPO with seed `seed` (model, data order, sampling); asserts the reward
-/// model's held-out accuracy, that PPO raises the learned reward and the held-out exact-call
-/// success; prints what PPO changed.
+/// model's held-out accuracy, that PPO raises the learned reward, the held-out format and the
+/// held-out exact-call success; prints what PPO changed.
 fn rlhf_learns_tool_use(seed: u64) {
     let started = std::time::Instant::now();
     let config = Qwen2Config {
@@ -138,7 +139,7 @@ fn rlhf_learns_tool_use(seed: u64) {
     let run = Pipeline::builder(model, tokenizer)
         .add_stage(SftStage::new(
             sft,
-            toy_reluctant_sft_dataset(&train, &[ToyKind::Weather, ToyKind::Time], REFUSAL, seed),
+            toy_reluctant_sft_dataset(&train, &ToyKind::CITY, REFUSAL, seed),
         ))
         .add_stage(
             RewardModelStage::new(reward_model, toy_preferences(&train[..RM_TASKS], seed))

@@ -37,10 +37,6 @@ struct RlhfData {
     pairs: PreferenceDataset,
     /// The reward model's held-out pairs.
     eval_pairs: Option<PreferenceDataset>,
-    /// The share of city requests the warm-up's teacher declines (`[data] toy_refusal`).
-    warmup_refusal: f32,
-    /// Seed of the teacher's refusals.
-    seed: u64,
 }
 
 /// Toy data: training and held-out requests kept apart ([`toy_rlhf_tasks`]), synthetic
@@ -55,8 +51,6 @@ fn toy_data(data: &DataSection, count: usize) -> RlhfData {
         held_out,
         pairs,
         eval_pairs,
-        warmup_refusal: data.toy_refusal.unwrap_or(0.0),
-        seed: data.seed,
     }
 }
 
@@ -66,19 +60,21 @@ fn read_pairs(key: &str, path: &Path) -> anyhow::Result<PreferenceDataset> {
         .with_context(|| format!("[data] {key} = {}", path.display()))
 }
 
-/// The warm-up stage (toy data only) and the reward-model stage.
+/// The warm-up stage (toy data only; `[data] toy_refusal` of the city requests declined by its
+/// teacher) and the reward-model stage.
 fn add_warmup_and_reward_model<B: AutodiffBackend>(
     mut pipeline: PipelineBuilder<B>,
     warmup: Option<&SftConfig>,
     reward_model: Option<(&RewardConfig, Option<&LoraConfig>)>,
     data: &RlhfData,
+    section: &DataSection,
 ) -> PipelineBuilder<B> {
     if let Some(warmup) = warmup {
         let rows = toy_reluctant_sft_dataset(
             &data.tasks,
-            &[ToyKind::Weather, ToyKind::Time],
-            data.warmup_refusal,
-            data.seed,
+            &ToyKind::CITY,
+            section.toy_refusal.unwrap_or(0.0),
+            section.seed,
         );
         pipeline = pipeline.add_stage(SftStage::new(warmup.clone(), rows));
     }
@@ -188,8 +184,6 @@ impl TrainJob for RmJob {
                     .as_deref()
                     .map(|path| read_pairs("eval", path))
                     .transpose()?,
-                warmup_refusal: 0.0,
-                seed: data.seed,
             },
             (None, None) => bail!("[data]: set `train = \"pairs.jsonl\"` or `toy = <count>`"),
         };
@@ -199,8 +193,13 @@ impl TrainJob for RmJob {
             .with_config_record(serde_json::to_value(&config)?)
             .with_observer(StageProgress::default());
         let reward_model = Some((&config.reward_model, config.lora.as_ref()));
-        let pipeline =
-            add_warmup_and_reward_model(pipeline, config.warmup.as_ref(), reward_model, &rlhf);
+        let pipeline = add_warmup_and_reward_model(
+            pipeline,
+            config.warmup.as_ref(),
+            reward_model,
+            &rlhf,
+            data,
+        );
         let report = pipeline.build()?.run()?;
         print_report(&report, &dir)
     }
@@ -283,8 +282,6 @@ impl TrainJob for PpoJob {
                     .as_deref()
                     .map(|path| read_pairs("eval_preferences", path))
                     .transpose()?,
-                warmup_refusal: 0.0,
-                seed: data.seed,
             },
             (None, None) => bail!("[data]: set `train = \"tasks.jsonl\"` or `toy = <count>`"),
         };
@@ -304,8 +301,13 @@ impl TrainJob for PpoJob {
             .with_config_record(serde_json::to_value(&config)?)
             .with_observer(StageProgress::default());
         let reward_model = config.reward_model.as_ref().map(|c| (c, None));
-        let mut pipeline =
-            add_warmup_and_reward_model(pipeline, config.warmup.as_ref(), reward_model, &rlhf);
+        let mut pipeline = add_warmup_and_reward_model(
+            pipeline,
+            config.warmup.as_ref(),
+            reward_model,
+            &rlhf,
+            data,
+        );
         let every = config
             .run
             .checkpoint_every
