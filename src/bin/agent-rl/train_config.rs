@@ -102,6 +102,30 @@ pub struct DataSection {
     pub eval_preferences: Option<PathBuf>,
 }
 
+impl DataSection {
+    /// `toy_refusal` shapes the demonstrations of a `train rm` / `train ppo` `[warmup]`:
+    /// refused where it would change nothing (another command, no `[warmup]`), so a run never
+    /// silently ignores it.
+    ///
+    /// # Errors
+    /// Naming the key and what it lacks.
+    fn check_toy_refusal(&self, command: &str, reads_it: bool, warmup: bool) -> anyhow::Result<()> {
+        if self.toy_refusal.is_none() {
+            return Ok(());
+        }
+        if !reads_it {
+            bail!(
+                "[data] toy_refusal: `{command}` does not read it (it shapes the [warmup] of \
+                 `train rm` and `train ppo`)"
+            );
+        }
+        if !warmup {
+            bail!("[data] toy_refusal needs a [warmup] section (it shapes the warm-up's rows)");
+        }
+        Ok(())
+    }
+}
+
 /// The most toy tasks `[data] toy` / `toy_held_out` may ask for: they are generated and held in
 /// memory (a few kilobytes each, with their tool specs).
 pub const MAX_TOY_TASKS: usize = 100_000;
@@ -368,6 +392,7 @@ impl RunFile for SftRunConfig {
     }
 
     fn validate_trainers(&self) -> anyhow::Result<()> {
+        self.data.check_toy_refusal("train sft", false, false)?;
         self.sft.validate().context("[sft]")
     }
 }
@@ -378,6 +403,7 @@ impl RunFile for GrpoRunConfig {
     }
 
     fn validate_trainers(&self) -> anyhow::Result<()> {
+        self.data.check_toy_refusal("train grpo", false, false)?;
         if let Some(warmup) = &self.warmup {
             warmup.validate().context("[warmup]")?;
         }
@@ -426,6 +452,8 @@ impl RunFile for RmRunConfig {
     }
 
     fn validate_trainers(&self) -> anyhow::Result<()> {
+        self.data
+            .check_toy_refusal("train rm", true, self.warmup.is_some())?;
         if let Some(warmup) = &self.warmup {
             warmup.validate().context("[warmup]")?;
         }
@@ -439,6 +467,8 @@ impl RunFile for PpoRunConfig {
     }
 
     fn validate_trainers(&self) -> anyhow::Result<()> {
+        self.data
+            .check_toy_refusal("train ppo", true, self.warmup.is_some())?;
         if let Some(warmup) = &self.warmup {
             warmup.validate().context("[warmup]")?;
         }
@@ -578,6 +608,30 @@ mod tests {
     }
 
     #[test]
+    fn toy_refusal_needs_the_warmup_it_shapes() {
+        let example =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/configs/ppo_toy.toml");
+        load::<PpoRunConfig>(&example, "p").expect("the committed example loads");
+        let text = std::fs::read_to_string(&example).expect("committed example");
+        let (before, rest) = text.split_once("[warmup]").expect("a [warmup] section");
+        let (_, after) = rest
+            .split_once("[reward_model]")
+            .expect("then [reward_model]");
+        assert!(before.contains("toy_refusal"));
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("run.toml");
+        std::fs::write(&path, format!("{before}[reward_model]{after}")).expect("write");
+        let message = format!(
+            "{:#}",
+            load::<PpoRunConfig>(&path, "p").expect_err("no [warmup]")
+        );
+        assert!(
+            message.contains("toy_refusal needs a [warmup]") && message.contains("run.toml"),
+            "{message}"
+        );
+    }
+
+    #[test]
     fn impossible_sizes_and_intervals_are_refused() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("run.toml");
@@ -609,6 +663,10 @@ mod tests {
             (
                 "[data]\ntrain = \"t.jsonl\"\ntoy_refusal = 0.5\n",
                 "toy_refusal: needs `toy",
+            ),
+            (
+                "[data]\ntoy = 4\ntoy_refusal = 0.5\n",
+                "`train grpo` does not read it",
             ),
         ] {
             std::fs::write(&path, format!("[model]\ntiny = true\n{text}")).expect("write");
