@@ -53,14 +53,22 @@ impl Backward<Flex, 2> for SiluMulStep {
         let d_out = output_grad(&ops, grads);
         let (gate, up) = ops.state;
         let count = values(&gate).len();
-        let (mut d_gate, mut d_up) = (vec![0.0f32; count], vec![0.0f32; count]);
-        rows::silu_mul_backward(
-            values(&gate),
-            values(&up),
-            values(&d_out),
-            &mut d_gate,
-            &mut d_up,
-        );
+        let mut d_up = Vec::new();
+        // SAFETY: the kernel writes every element of both outputs (rows.rs checks the length).
+        #[allow(unsafe_code)]
+        let d_gate = unsafe {
+            rows::written_by(count, |d_gate| {
+                d_up = rows::written_by(count, |d_up| {
+                    rows::silu_mul_backward(
+                        values(&gate),
+                        values(&up),
+                        values(&d_out),
+                        d_gate,
+                        d_up,
+                    );
+                });
+            })
+        };
         let shape = shape_of(&gate);
         let [gate_node, up_node] = ops.parents;
         if let Some(node) = gate_node {
@@ -89,14 +97,20 @@ impl Backward<Flex, 2> for RmsNormStep {
     fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _: &mut Checkpointer) {
         let d_out = output_grad(&ops, grads);
         let (x, weight, inv_rms) = ops.state;
-        let mut d_x = vec![0.0f32; values(&x).len()];
-        let d_weight = rows::rms_norm_backward(
-            values(&x),
-            values(&weight),
-            &inv_rms,
-            values(&d_out),
-            &mut d_x,
-        );
+        let mut d_weight = Vec::new();
+        // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
+        #[allow(unsafe_code)]
+        let d_x = unsafe {
+            rows::written_by(values(&x).len(), |d_x| {
+                d_weight = rows::rms_norm_backward(
+                    values(&x),
+                    values(&weight),
+                    &inv_rms,
+                    values(&d_out),
+                    d_x,
+                );
+            })
+        };
         let [x_node, weight_node] = ops.parents;
         if let Some(node) = x_node {
             grads.register::<Flex>(node.id, from_values(shape_of(&x), d_x));
@@ -131,8 +145,13 @@ impl Backward<Flex, 1> for SoftmaxStep {
         let y = ops.state;
         let shape = shape_of(&y);
         let width = shape[shape.num_dims() - 1];
-        let mut d_x = vec![0.0f32; values(&y).len()];
-        rows::softmax_backward(values(&y), values(&d_out), width, &mut d_x);
+        // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
+        #[allow(unsafe_code)]
+        let d_x = unsafe {
+            rows::written_by(values(&y).len(), |d_x| {
+                rows::softmax_backward(values(&y), values(&d_out), width, d_x);
+            })
+        };
         let [x_node] = ops.parents;
         if let Some(node) = x_node {
             grads.register::<Flex>(node.id, from_values(shape, d_x));
@@ -169,19 +188,24 @@ impl Backward<Flex, 1> for TokenScoresStep {
         let d_out = output_grad(&ops, grads);
         let state = ops.state;
         let shape = shape_of(&state.logits);
-        let mut d_logits = vec![0.0f32; values(&state.logits).len()];
         let input = rows::ScoreRows {
             logits: values(&state.logits),
             targets: &state.targets,
             width: shape[shape.num_dims() - 1],
             scale: state.scale,
         };
-        input.backward(
-            &state.log_sum_exp,
-            values(&state.scores),
-            values(&d_out),
-            &mut d_logits,
-        );
+        // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
+        #[allow(unsafe_code)]
+        let d_logits = unsafe {
+            rows::written_by(values(&state.logits).len(), |d_logits| {
+                input.backward(
+                    &state.log_sum_exp,
+                    values(&state.scores),
+                    values(&d_out),
+                    d_logits,
+                );
+            })
+        };
         let [logits_node] = ops.parents;
         if let Some(node) = logits_node {
             grads.register::<Flex>(node.id, from_values(shape, d_logits));

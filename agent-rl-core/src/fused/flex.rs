@@ -28,8 +28,13 @@ pub(super) fn shape_of(x: &FlexTensor) -> Shape {
 
 /// `silu(gate) * up` of two contiguous tensors of one shape.
 pub(super) fn silu_mul(gate: &FlexTensor, up: &FlexTensor) -> FlexTensor {
-    let mut out = vec![0.0f32; values(gate).len()];
-    rows::silu_mul(values(gate), values(up), &mut out);
+    // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
+    #[allow(unsafe_code)]
+    let out = unsafe {
+        rows::written_by(values(gate).len(), |out| {
+            rows::silu_mul(values(gate), values(up), out);
+        })
+    };
     from_values(shape_of(gate), out)
 }
 
@@ -37,15 +42,26 @@ pub(super) fn silu_mul(gate: &FlexTensor, up: &FlexTensor) -> FlexTensor {
 pub(super) fn softmax(x: &FlexTensor, bias: Option<&FlexTensor>) -> FlexTensor {
     let shape = shape_of(x);
     let width = shape[shape.num_dims() - 1];
-    let mut out = vec![0.0f32; values(x).len()];
-    rows::softmax(values(x), bias.map(values), width, &mut out);
+    // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
+    #[allow(unsafe_code)]
+    let out = unsafe {
+        rows::written_by(values(x).len(), |out| {
+            rows::softmax(values(x), bias.map(values), width, out);
+        })
+    };
     from_values(shape, out)
 }
 
 /// RMSNorm over the last dimension of contiguous `x`, and each row's inverse RMS.
 pub(super) fn rms_norm(x: &FlexTensor, weight: &FlexTensor, eps: f32) -> (FlexTensor, Vec<f32>) {
-    let mut out = vec![0.0f32; values(x).len()];
-    let inv_rms = rows::rms_norm(values(x), values(weight), eps, &mut out);
+    let mut inv_rms = Vec::new();
+    // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
+    #[allow(unsafe_code)]
+    let out = unsafe {
+        rows::written_by(values(x).len(), |out| {
+            inv_rms = rows::rms_norm(values(x), values(weight), eps, out);
+        })
+    };
     (from_values(shape_of(x), out), inv_rms)
 }
 
@@ -58,14 +74,17 @@ pub(super) fn token_scores(
 ) -> (FlexTensor, Vec<f32>) {
     let shape = shape_of(logits);
     let width = shape[shape.num_dims() - 1];
-    let mut out = vec![0.0f32; 2 * targets.len()];
     let input = rows::ScoreRows {
         logits: values(logits),
         targets,
         width,
         scale,
     };
-    let log_sum_exp = input.forward(&mut out);
+    let mut log_sum_exp = Vec::new();
+    // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
+    #[allow(unsafe_code)]
+    let out =
+        unsafe { rows::written_by(2 * targets.len(), |out| log_sum_exp = input.forward(out)) };
     let mut dims = shape.to_vec();
     if let Some(last) = dims.last_mut() {
         *last = 2;
@@ -83,11 +102,16 @@ pub(super) fn swap_middle(
 ) -> FlexTensor {
     let shape = shape_of(x);
     let [n, q, p, dim] = [shape[0], shape[1], shape[2], shape[3]];
-    let mut out = vec![0.0f32; values(x).len()];
     let rope = rope.map(|(cos, sin)| rows::Rope {
         cos: values(cos),
         sin: values(sin),
     });
-    rows::swap_middle(values(x), [n, p, q, dim], rope, transpose, &mut out);
+    // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
+    #[allow(unsafe_code)]
+    let out = unsafe {
+        rows::written_by(values(x).len(), |out| {
+            rows::swap_middle(values(x), [n, p, q, dim], rope, transpose, out);
+        })
+    };
     from_values(Shape::from(vec![n, p, q, dim]), out)
 }
