@@ -52,23 +52,7 @@ impl Backward<Flex, 2> for SiluMulStep {
     fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _: &mut Checkpointer) {
         let d_out = output_grad(&ops, grads);
         let (gate, up) = ops.state;
-        let count = values(&gate).len();
-        let mut d_up = Vec::new();
-        // SAFETY: the kernel writes every element of both outputs (rows.rs checks the length).
-        #[allow(unsafe_code)]
-        let d_gate = unsafe {
-            rows::written_by(count, |d_gate| {
-                d_up = rows::written_by(count, |d_up| {
-                    rows::silu_mul_backward(
-                        values(&gate),
-                        values(&up),
-                        values(&d_out),
-                        d_gate,
-                        d_up,
-                    );
-                });
-            })
-        };
+        let (d_gate, d_up) = rows::silu_mul_backward(values(&gate), values(&up), values(&d_out));
         let shape = shape_of(&gate);
         let [gate_node, up_node] = ops.parents;
         if let Some(node) = gate_node {
@@ -97,20 +81,8 @@ impl Backward<Flex, 2> for RmsNormStep {
     fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _: &mut Checkpointer) {
         let d_out = output_grad(&ops, grads);
         let (x, weight, inv_rms) = ops.state;
-        let mut d_weight = Vec::new();
-        // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
-        #[allow(unsafe_code)]
-        let d_x = unsafe {
-            rows::written_by(values(&x).len(), |d_x| {
-                d_weight = rows::rms_norm_backward(
-                    values(&x),
-                    values(&weight),
-                    &inv_rms,
-                    values(&d_out),
-                    d_x,
-                );
-            })
-        };
+        let (d_x, d_weight) =
+            rows::rms_norm_backward(values(&x), values(&weight), &inv_rms, values(&d_out));
         let [x_node, weight_node] = ops.parents;
         if let Some(node) = x_node {
             grads.register::<Flex>(node.id, from_values(shape_of(&x), d_x));
@@ -145,13 +117,7 @@ impl Backward<Flex, 1> for SoftmaxStep {
         let y = ops.state;
         let shape = shape_of(&y);
         let width = shape[shape.num_dims() - 1];
-        // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
-        #[allow(unsafe_code)]
-        let d_x = unsafe {
-            rows::written_by(values(&y).len(), |d_x| {
-                rows::softmax_backward(values(&y), values(&d_out), width, d_x);
-            })
-        };
+        let d_x = rows::softmax_backward(values(&y), values(&d_out), width);
         let [x_node] = ops.parents;
         if let Some(node) = x_node {
             grads.register::<Flex>(node.id, from_values(shape, d_x));
@@ -194,18 +160,7 @@ impl Backward<Flex, 1> for TokenScoresStep {
             width: shape[shape.num_dims() - 1],
             scale: state.scale,
         };
-        // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
-        #[allow(unsafe_code)]
-        let d_logits = unsafe {
-            rows::written_by(values(&state.logits).len(), |d_logits| {
-                input.backward(
-                    &state.log_sum_exp,
-                    values(&state.scores),
-                    values(&d_out),
-                    d_logits,
-                );
-            })
-        };
+        let d_logits = input.backward(&state.log_sum_exp, values(&state.scores), values(&d_out));
         let [logits_node] = ops.parents;
         if let Some(node) = logits_node {
             grads.register::<Flex>(node.id, from_values(shape, d_logits));

@@ -28,40 +28,19 @@ pub(super) fn shape_of(x: &FlexTensor) -> Shape {
 
 /// `silu(gate) * up` of two contiguous tensors of one shape.
 pub(super) fn silu_mul(gate: &FlexTensor, up: &FlexTensor) -> FlexTensor {
-    // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
-    #[allow(unsafe_code)]
-    let out = unsafe {
-        rows::written_by(values(gate).len(), |out| {
-            rows::silu_mul(values(gate), values(up), out);
-        })
-    };
-    from_values(shape_of(gate), out)
+    from_values(shape_of(gate), rows::silu_mul(values(gate), values(up)))
 }
 
 /// Softmax over the last dimension of contiguous `x + bias`.
 pub(super) fn softmax(x: &FlexTensor, bias: Option<&FlexTensor>) -> FlexTensor {
     let shape = shape_of(x);
     let width = shape[shape.num_dims() - 1];
-    // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
-    #[allow(unsafe_code)]
-    let out = unsafe {
-        rows::written_by(values(x).len(), |out| {
-            rows::softmax(values(x), bias.map(values), width, out);
-        })
-    };
-    from_values(shape, out)
+    from_values(shape, rows::softmax(values(x), bias.map(values), width))
 }
 
 /// RMSNorm over the last dimension of contiguous `x`, and each row's inverse RMS.
 pub(super) fn rms_norm(x: &FlexTensor, weight: &FlexTensor, eps: f32) -> (FlexTensor, Vec<f32>) {
-    let mut inv_rms = Vec::new();
-    // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
-    #[allow(unsafe_code)]
-    let out = unsafe {
-        rows::written_by(values(x).len(), |out| {
-            inv_rms = rows::rms_norm(values(x), values(weight), eps, out);
-        })
-    };
+    let (out, inv_rms) = rows::rms_norm(values(x), values(weight), eps);
     (from_values(shape_of(x), out), inv_rms)
 }
 
@@ -80,11 +59,7 @@ pub(super) fn token_scores(
         width,
         scale,
     };
-    let mut log_sum_exp = Vec::new();
-    // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
-    #[allow(unsafe_code)]
-    let out =
-        unsafe { rows::written_by(2 * targets.len(), |out| log_sum_exp = input.forward(out)) };
+    let (out, log_sum_exp) = input.forward();
     let mut dims = shape.to_vec();
     if let Some(last) = dims.last_mut() {
         *last = 2;
@@ -106,12 +81,6 @@ pub(super) fn swap_middle(
         cos: values(cos),
         sin: values(sin),
     });
-    // SAFETY: the kernel writes every element of its output (rows.rs checks the length).
-    #[allow(unsafe_code)]
-    let out = unsafe {
-        rows::written_by(values(x).len(), |out| {
-            rows::swap_middle(values(x), [n, p, q, dim], rope, transpose, out);
-        })
-    };
+    let out = rows::swap_middle(values(x), [n, p, q, dim], rope, transpose);
     from_values(Shape::from(vec![n, p, q, dim]), out)
 }
