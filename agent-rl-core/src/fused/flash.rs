@@ -16,7 +16,7 @@
 use rayon::prelude::*;
 
 use super::gemm::{MatRef, matmul_into};
-use super::rows::exp;
+use super::rows::{exp, max_of};
 use crate::model::AttentionMask;
 
 /// Queries per block.
@@ -262,17 +262,16 @@ impl Attention<'_> {
             let scores = &mut scores[..rows * count];
             self.block_scores(block, &queries, from, count, scores);
             for (r, row) in scores.chunks_exact_mut(count).enumerate() {
-                let row_max = row.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s));
+                let row_max = max_of(row, |s| s);
                 if row_max == f32::NEG_INFINITY {
                     row.fill(0.0);
                     continue;
                 }
                 let new_max = max[r].max(row_max);
-                let mut row_sum = 0.0f32;
-                for s in row.iter_mut() {
-                    *s = exp(*s - new_max);
-                    row_sum += *s;
-                }
+                // Two loops: with the sum inside, the exponentials would not vectorise (the sum
+                // itself keeps its left-to-right order).
+                row.iter_mut().for_each(|s| *s = exp(*s - new_max));
+                let row_sum = row.iter().fold(0.0f32, |sum, &s| sum + s);
                 if max[r] != f32::NEG_INFINITY && max[r] != new_max {
                     let rescale = exp(max[r] - new_max);
                     sum[r] *= rescale;

@@ -165,6 +165,28 @@ pub(crate) fn exp(x: f32) -> f32 {
     if x < LOWEST { 0.0 } else { value }
 }
 
+/// The largest `f(v)` over `values` (`-inf` when empty; NaNs ignored, as by `f32::max`).
+///
+/// Sixteen running maxima instead of one, so that the loop vectorises; the maximum is exact, so
+/// the result is the one a left-to-right fold gives (up to the sign of a zero maximum, which no
+/// caller can tell apart: they subtract it or add it to a non-zero value).
+#[inline(always)]
+pub(crate) fn max_of(values: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    const LANES: usize = 16;
+    let mut lanes = [f32::NEG_INFINITY; LANES];
+    let mut chunks = values.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for (lane, &v) in lanes.iter_mut().zip(chunk) {
+            *lane = lane.max(f(v));
+        }
+    }
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(f32::NEG_INFINITY, |m, &v| m.max(f(v)));
+    lanes.into_iter().fold(tail, f32::max)
+}
+
 /// Logistic sigmoid, stable for large `|x|`.
 #[inline(always)]
 fn sigmoid(x: f32) -> f32 {
@@ -311,7 +333,7 @@ fn softmax_into(x: &[f32], bias: Option<&[f32]>, width: usize, out: &mut [MaybeU
                     Some(bias) => write_row2(out, x, &bias[span], |v, b| v + b),
                     None => write_row1(out, x, |v| v),
                 };
-                let max = out.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+                let max = max_of(out, |v| v);
                 out.iter_mut().for_each(|o| *o = exp(*o - max));
                 let sum: f32 = out.iter().sum();
                 let inv = 1.0 / sum;
@@ -378,7 +400,7 @@ impl ScoreRows<'_> {
                     .zip(logits.chunks_exact(width))
                     .zip(targets)
                 {
-                    let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(scale * v));
+                    let max = max_of(row, |v| scale * v);
                     for (e, &v) in e.iter_mut().zip(row) {
                         *e = exp(scale * v - max);
                     }
