@@ -126,6 +126,74 @@ impl DataSection {
     }
 }
 
+/// Which source a run's `[data]` trains on (after [`DataSection::validate`]: exactly one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DataSource {
+    /// `train = "file.jsonl"`.
+    File,
+    /// `toy = <count>`.
+    Toy,
+    /// `bfcl = "data dir"`.
+    Bfcl,
+}
+
+impl DataSection {
+    /// The source this section trains on.
+    fn source(&self) -> DataSource {
+        if self.toy.is_some() {
+            DataSource::Toy
+        } else if self.bfcl.is_some() {
+            DataSource::Bfcl
+        } else {
+            DataSource::File
+        }
+    }
+
+    /// The keys this section sets (`seed` aside: it has a default, and every toy source reads
+    /// it).
+    fn keys_set(&self) -> Vec<&'static str> {
+        [
+            ("train", self.train.is_some()),
+            ("eval", self.eval.is_some()),
+            ("toy", self.toy.is_some()),
+            ("toy_held_out", self.toy_held_out.is_some()),
+            ("bfcl", self.bfcl.is_some()),
+            ("held_out_fraction", self.held_out_fraction != 0.0),
+            ("environment", self.environment.is_some()),
+            ("new_scenarios", self.new_scenarios.is_some()),
+            ("toy_refusal", self.toy_refusal.is_some()),
+            ("preferences", self.preferences.is_some()),
+            ("eval_preferences", self.eval_preferences.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(key, set)| set.then_some(key))
+        .collect()
+    }
+
+    /// Refuses every key set in `[data]` that `command` does not read from this section's
+    /// source (`reads`), so that a run never silently ignores a setting (a preference file
+    /// given to `train grpo`, an `eval` file beside toy data that makes its own held-out set).
+    ///
+    /// # Errors
+    /// Naming the unread keys, the command and what it reads instead.
+    fn refuse_unread(&self, command: &str, reads: &[&str]) -> anyhow::Result<()> {
+        let unread: Vec<&str> = self
+            .keys_set()
+            .into_iter()
+            .filter(|key| !reads.contains(key))
+            .collect();
+        if unread.is_empty() {
+            return Ok(());
+        }
+        bail!(
+            "[data] {}: `{command}` does not read {} with this data source (it reads: {})",
+            unread.join(", "),
+            if unread.len() == 1 { "it" } else { "them" },
+            reads.join(", ")
+        )
+    }
+}
+
 /// The most toy tasks `[data] toy` / `toy_held_out` may ask for: they are generated and held in
 /// memory (a few kilobytes each, with their tool specs).
 pub const MAX_TOY_TASKS: usize = 100_000;
@@ -393,6 +461,8 @@ impl RunFile for SftRunConfig {
 
     fn validate_trainers(&self) -> anyhow::Result<()> {
         self.data.check_toy_refusal("train sft", false, false)?;
+        self.data
+            .refuse_unread("train sft", &["train", "eval", "toy", "toy_held_out"])?;
         self.sft.validate().context("[sft]")
     }
 }
@@ -404,6 +474,12 @@ impl RunFile for GrpoRunConfig {
 
     fn validate_trainers(&self) -> anyhow::Result<()> {
         self.data.check_toy_refusal("train grpo", false, false)?;
+        let mut reads = vec!["train", "eval", "toy", "toy_held_out"];
+        reads.extend(["environment", "new_scenarios"]);
+        if self.data.source() == DataSource::Bfcl {
+            reads.extend(["bfcl", "held_out_fraction"]);
+        }
+        self.data.refuse_unread("train grpo", &reads)?;
         if let Some(warmup) = &self.warmup {
             warmup.validate().context("[warmup]")?;
         }
@@ -454,6 +530,11 @@ impl RunFile for RmRunConfig {
     fn validate_trainers(&self) -> anyhow::Result<()> {
         self.data
             .check_toy_refusal("train rm", true, self.warmup.is_some())?;
+        let reads: &[&str] = match self.data.source() {
+            DataSource::Toy => &["toy", "toy_held_out", "toy_refusal"],
+            DataSource::File | DataSource::Bfcl => &["train", "eval"],
+        };
+        self.data.refuse_unread("train rm", reads)?;
         if let Some(warmup) = &self.warmup {
             warmup.validate().context("[warmup]")?;
         }
@@ -469,6 +550,17 @@ impl RunFile for PpoRunConfig {
     fn validate_trainers(&self) -> anyhow::Result<()> {
         self.data
             .check_toy_refusal("train ppo", true, self.warmup.is_some())?;
+        let reads: &[&str] = match self.data.source() {
+            DataSource::Toy => &["toy", "toy_held_out", "toy_refusal", "environment"],
+            DataSource::File | DataSource::Bfcl => &[
+                "train",
+                "eval",
+                "environment",
+                "preferences",
+                "eval_preferences",
+            ],
+        };
+        self.data.refuse_unread("train ppo", reads)?;
         if let Some(warmup) = &self.warmup {
             warmup.validate().context("[warmup]")?;
         }
@@ -479,7 +571,8 @@ impl RunFile for PpoRunConfig {
         match &self.reward {
             Some(reward) => reward.validate().context("[reward]"),
             None if self.reward_model.is_none() => bail!(
-                "no reward: add a [reward_model] section (a reward model trained in the run), a                  [reward] section (the tool-use rule rewards), or both"
+                "no reward: add a [reward_model] section (a reward model trained in the run), a \
+                 [reward] section (the tool-use rule rewards), or both"
             ),
             None => Ok(()),
         }
@@ -679,6 +772,108 @@ mod tests {
         }
         std::fs::write(&path, "[model]\ntiny = true\n[data]\ntoy = 100000\n").expect("write");
         load::<GrpoRunConfig>(&path, "g").expect("the largest toy set is accepted");
+    }
+
+    /// Loads `text` (after a tiny `[model]`) as the run file of `command`.
+    fn load_as(command: &str, path: &Path, text: &str) -> anyhow::Result<()> {
+        std::fs::write(path, format!("[model]\ntiny = true\n{text}")).expect("write");
+        match command {
+            "sft" => load::<SftRunConfig>(path, "s").map(drop),
+            "grpo" => load::<GrpoRunConfig>(path, "g").map(drop),
+            "rm" => load::<RmRunConfig>(path, "r").map(drop),
+            "ppo" => load::<PpoRunConfig>(path, "p").map(drop),
+            other => panic!("no command {other}"),
+        }
+    }
+
+    #[test]
+    fn data_keys_a_command_does_not_read_are_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("run.toml");
+        for (command, text, expected) in [
+            (
+                "sft",
+                "[data]\ntoy = 4\npreferences = \"p.jsonl\"\n",
+                "[data] preferences: `train sft` does not read it",
+            ),
+            (
+                "sft",
+                "[data]\ntrain = \"t.jsonl\"\nenvironment = \"toy\"\n",
+                "[data] environment: `train sft`",
+            ),
+            (
+                "grpo",
+                "[data]\ntoy = 4\npreferences = \"p.jsonl\"\neval_preferences = \"e.jsonl\"\n",
+                "[data] preferences, eval_preferences: `train grpo` does not read them",
+            ),
+            (
+                "grpo",
+                "[data]\ntoy = 4\nheld_out_fraction = 0.2\n",
+                "[data] held_out_fraction: `train grpo`",
+            ),
+            (
+                "rm",
+                "[data]\ntoy = 4\neval = \"e.jsonl\"\n",
+                "[data] eval: `train rm`",
+            ),
+            ("rm", "[data]\nbfcl = \"d\"\n", "[data] bfcl: `train rm`"),
+            (
+                "rm",
+                "[data]\ntrain = \"t.jsonl\"\npreferences = \"p.jsonl\"\n",
+                "[data] preferences: `train rm`",
+            ),
+            (
+                "ppo",
+                "[data]\ntoy = 4\npreferences = \"p.jsonl\"\n",
+                "[data] preferences: `train ppo`",
+            ),
+            (
+                "ppo",
+                "[data]\ntoy = 4\neval = \"e.jsonl\"\n",
+                "[data] eval: `train ppo`",
+            ),
+            (
+                "ppo",
+                "[data]\ntrain = \"t.jsonl\"\nnew_scenarios = \"n.jsonl\"\n",
+                "[data] new_scenarios: `train ppo`",
+            ),
+        ] {
+            let err = load_as(command, &path, text).expect_err(text);
+            let message = format!("{err:#}");
+            assert!(
+                message.contains(expected) && message.contains("run.toml"),
+                "{command}: {message}"
+            );
+        }
+        for (command, text) in [
+            (
+                "ppo",
+                "[data]\ntrain = \"t.jsonl\"\neval = \"e.jsonl\"\npreferences = \"p.jsonl\"\n\
+                 eval_preferences = \"q.jsonl\"\nenvironment = \"toy\"\n[reward]\n",
+            ),
+            ("grpo", "[data]\nbfcl = \"d\"\nheld_out_fraction = 0.2\n"),
+            ("rm", "[data]\ntrain = \"p.jsonl\"\neval = \"q.jsonl\"\n"),
+            ("sft", "[data]\ntoy = 4\neval = \"e.jsonl\"\n"),
+        ] {
+            load_as(command, &path, text).unwrap_or_else(|err| panic!("{command}: {err:#}"));
+        }
+        let configs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/configs");
+        for (command, name) in [
+            ("grpo", "grpo_toy.toml"),
+            ("grpo", "grpo_qwen25.toml"),
+            ("sft", "sft_toy.toml"),
+            ("rm", "rm_toy.toml"),
+            ("ppo", "ppo_toy.toml"),
+        ] {
+            let path = configs.join(name);
+            let loaded = match command {
+                "sft" => load::<SftRunConfig>(&path, "s").map(drop),
+                "grpo" => load::<GrpoRunConfig>(&path, "g").map(drop),
+                "rm" => load::<RmRunConfig>(&path, "r").map(drop),
+                _ => load::<PpoRunConfig>(&path, "p").map(drop),
+            };
+            loaded.unwrap_or_else(|err| panic!("{name}: {err:#}"));
+        }
     }
 
     #[test]

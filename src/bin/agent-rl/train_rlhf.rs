@@ -153,9 +153,6 @@ impl RmJob {
         if config.warmup.is_some() && config.data.toy.is_none() {
             bail!("{file}: [warmup] needs toy data (`[data] toy = <count>`)");
         }
-        if config.data.bfcl.is_some() {
-            bail!("{file}: [data] bfcl: reward models train on `train = \"pairs.jsonl\"` or `toy`");
-        }
         Ok(Self { config })
     }
 }
@@ -230,9 +227,6 @@ impl PpoJob {
         let data = &config.data;
         if config.warmup.is_some() && data.toy.is_none() {
             bail!("{file}: [warmup] needs toy data (`[data] toy = <count>`)");
-        }
-        if data.bfcl.is_some() {
-            bail!("{file}: [data] bfcl: PPO reads `train = \"tasks.jsonl\"` or `toy = <count>`");
         }
         if config.reward_model.is_some() && data.toy.is_none() && data.preferences.is_none() {
             bail!(
