@@ -104,22 +104,13 @@ pub struct DataSection {
 
 impl DataSection {
     /// `toy_refusal` shapes the demonstrations of a `train rm` / `train ppo` `[warmup]`:
-    /// refused where it would change nothing (another command, no `[warmup]`), so a run never
-    /// silently ignores it.
+    /// refused without one, where it would change nothing (commands that never read it refuse
+    /// it through [`Self::refuse_unread`]).
     ///
     /// # Errors
     /// Naming the key and what it lacks.
-    fn check_toy_refusal(&self, command: &str, reads_it: bool, warmup: bool) -> anyhow::Result<()> {
-        if self.toy_refusal.is_none() {
-            return Ok(());
-        }
-        if !reads_it {
-            bail!(
-                "[data] toy_refusal: `{command}` does not read it (it shapes the [warmup] of \
-                 `train rm` and `train ppo`)"
-            );
-        }
-        if !warmup {
+    fn check_toy_refusal(&self, warmup: bool) -> anyhow::Result<()> {
+        if self.toy_refusal.is_some() && !warmup {
             bail!("[data] toy_refusal needs a [warmup] section (it shapes the warm-up's rows)");
         }
         Ok(())
@@ -460,7 +451,6 @@ impl RunFile for SftRunConfig {
     }
 
     fn validate_trainers(&self) -> anyhow::Result<()> {
-        self.data.check_toy_refusal("train sft", false, false)?;
         self.data
             .refuse_unread("train sft", &["train", "eval", "toy", "toy_held_out"])?;
         self.sft.validate().context("[sft]")
@@ -473,9 +463,14 @@ impl RunFile for GrpoRunConfig {
     }
 
     fn validate_trainers(&self) -> anyhow::Result<()> {
-        self.data.check_toy_refusal("train grpo", false, false)?;
-        let mut reads = vec!["train", "eval", "toy", "toy_held_out"];
-        reads.extend(["environment", "new_scenarios"]);
+        let mut reads = vec![
+            "train",
+            "eval",
+            "toy",
+            "toy_held_out",
+            "environment",
+            "new_scenarios",
+        ];
         if self.data.source() == DataSource::Bfcl {
             reads.extend(["bfcl", "held_out_fraction"]);
         }
@@ -528,8 +523,7 @@ impl RunFile for RmRunConfig {
     }
 
     fn validate_trainers(&self) -> anyhow::Result<()> {
-        self.data
-            .check_toy_refusal("train rm", true, self.warmup.is_some())?;
+        self.data.check_toy_refusal(self.warmup.is_some())?;
         let reads: &[&str] = match self.data.source() {
             DataSource::Toy => &["toy", "toy_held_out", "toy_refusal"],
             DataSource::File | DataSource::Bfcl => &["train", "eval"],
@@ -548,8 +542,7 @@ impl RunFile for PpoRunConfig {
     }
 
     fn validate_trainers(&self) -> anyhow::Result<()> {
-        self.data
-            .check_toy_refusal("train ppo", true, self.warmup.is_some())?;
+        self.data.check_toy_refusal(self.warmup.is_some())?;
         let reads: &[&str] = match self.data.source() {
             DataSource::Toy => &["toy", "toy_held_out", "toy_refusal", "environment"],
             DataSource::File | DataSource::Bfcl => &[
@@ -777,6 +770,11 @@ mod tests {
     /// Loads `text` (after a tiny `[model]`) as the run file of `command`.
     fn load_as(command: &str, path: &Path, text: &str) -> anyhow::Result<()> {
         std::fs::write(path, format!("[model]\ntiny = true\n{text}")).expect("write");
+        load_file(command, path)
+    }
+
+    /// Loads the run file at `path` as `command`'s.
+    fn load_file(command: &str, path: &Path) -> anyhow::Result<()> {
         match command {
             "sft" => load::<SftRunConfig>(path, "s").map(drop),
             "grpo" => load::<GrpoRunConfig>(path, "g").map(drop),
@@ -865,14 +863,7 @@ mod tests {
             ("rm", "rm_toy.toml"),
             ("ppo", "ppo_toy.toml"),
         ] {
-            let path = configs.join(name);
-            let loaded = match command {
-                "sft" => load::<SftRunConfig>(&path, "s").map(drop),
-                "grpo" => load::<GrpoRunConfig>(&path, "g").map(drop),
-                "rm" => load::<RmRunConfig>(&path, "r").map(drop),
-                _ => load::<PpoRunConfig>(&path, "p").map(drop),
-            };
-            loaded.unwrap_or_else(|err| panic!("{name}: {err:#}"));
+            load_file(command, &configs.join(name)).unwrap_or_else(|err| panic!("{name}: {err:#}"));
         }
     }
 
