@@ -94,6 +94,11 @@ static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_alloc
 
 fn main() -> anyhow::Result<()> {
     agent_rl::host_allocator::tune_host_allocator();
+    agent_rl::host_threads::on_compute_pool(run_main)
+}
+
+/// The example, run on a worker of the compute pool (`agent_rl::host_threads`).
+fn run_main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let value_of = |flag: &str| {
         args.iter()

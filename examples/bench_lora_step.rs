@@ -166,6 +166,11 @@ static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_alloc
 
 fn main() -> anyhow::Result<()> {
     agent_rl::host_allocator::tune_host_allocator();
+    agent_rl::host_threads::on_compute_pool(run_main)
+}
+
+/// The example, run on a worker of the compute pool (`agent_rl::host_threads`).
+fn run_main() -> anyhow::Result<()> {
     let args = parse_args()?;
     let report = match args.device {
         DeviceKind::Cpu => run::<agent_rl::backend::CpuTrainBackend>(&args, &Default::default())?,

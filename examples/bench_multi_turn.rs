@@ -116,9 +116,14 @@ fn cache_reuse(
 #[global_allocator]
 static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_allocator::HostAllocator;
 
-#[allow(clippy::print_stdout)]
 fn main() -> anyhow::Result<()> {
     agent_rl::host_allocator::tune_host_allocator();
+    agent_rl::host_threads::on_compute_pool(run_main)
+}
+
+/// The example, run on a worker of the compute pool (`agent_rl::host_threads`).
+#[allow(clippy::print_stdout)]
+fn run_main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let value_of = |flag: &str| {
         args.iter()

@@ -84,9 +84,14 @@ impl PolicyJob for Evaluate {
 #[global_allocator]
 static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_allocator::HostAllocator;
 
-#[allow(clippy::print_stdout)]
 fn main() -> anyhow::Result<()> {
     agent_rl::host_allocator::tune_host_allocator();
+    agent_rl::host_threads::on_compute_pool(run_main)
+}
+
+/// The example, run on a worker of the compute pool (`agent_rl::host_threads`).
+#[allow(clippy::print_stdout)]
+fn run_main() -> anyhow::Result<()> {
     let args = Args::parse();
     let (model, device) = (args.model.clone(), args.device);
     let report = with_policy(&model, device, Evaluate(args))?;

@@ -19,6 +19,7 @@
 
 pub mod backend;
 pub mod host_allocator;
+pub mod host_threads;
 pub mod progress;
 #[cfg(feature = "serve")]
 pub mod remote;

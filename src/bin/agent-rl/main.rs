@@ -66,7 +66,18 @@ static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_alloc
 fn main() -> anyhow::Result<()> {
     agent_rl::host_allocator::tune_host_allocator();
     let cli = Cli::parse();
-    match cli.command {
+    #[cfg(feature = "serve")]
+    if let Command::Serve(args) = cli.command {
+        // The server keeps its own threads; the pool's workers stay free for its engine.
+        return serve::run(args);
+    }
+    agent_rl::host_threads::on_compute_pool(|| run(cli.command))
+}
+
+/// Runs one command; `main` calls it on a worker of the compute pool
+/// (`agent_rl::host_threads`).
+fn run(command: Command) -> anyhow::Result<()> {
+    match command {
         Command::Generate(args) => generate::run(args),
         Command::Logprobs(args) => logprobs::run(args),
         Command::Merge(args) => merge::run(args),
