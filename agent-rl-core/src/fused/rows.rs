@@ -306,13 +306,12 @@ fn rms_norm_backward_into(
             }
             d_weight
         })
-        .reduce(
-            || vec![0.0f32; width],
-            |mut total, part| {
-                total.iter_mut().zip(part).for_each(|(t, p)| *t += p);
-                total
-            },
-        )
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold(vec![0.0f32; width], |mut total, part| {
+            total.iter_mut().zip(part).for_each(|(t, p)| *t += p);
+            total
+        })
 }
 
 /// Row softmax of `x + bias` (`bias`, when given, has `x`'s layout).
@@ -639,6 +638,53 @@ pub(crate) fn swap_middle(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The RMSNorm weight gradient adds its per-task partial sums in task order, so its bits do
+    /// not depend on which thread runs what: called from inside a pool (where rayon's pairing of
+    /// a `reduce` follows work stealing) and from outside, with two and three threads, it equals
+    /// the partial sums added left to right.
+    #[test]
+    fn rms_norm_weight_gradient_is_the_same_however_tasks_are_scheduled() {
+        let width = 64;
+        let rows = 64 * rows_per_task(width) + 7;
+        let value =
+            |i: usize, salt: usize| ((i * 7919 + salt * 104_729) % 2001) as f32 / 1000.0 - 1.0;
+        let x: Vec<f32> = (0..rows * width).map(|i| value(i, 1)).collect();
+        let d_out: Vec<f32> = (0..rows * width).map(|i| value(i, 2)).collect();
+        let weight: Vec<f32> = (0..width).map(|i| 0.5 + value(i, 3)).collect();
+        let inv_rms: Vec<f32> = (0..rows).map(|r| 0.8 + value(r, 4) * 0.1).collect();
+        let per_task = rows_per_task(width);
+        let mut expected = vec![0.0f32; width];
+        for (task_x, (task_d, task_r)) in x
+            .chunks(per_task * width)
+            .zip(d_out.chunks(per_task * width).zip(inv_rms.chunks(per_task)))
+        {
+            let mut part = vec![0.0f32; width];
+            for ((x, d), &r) in task_x
+                .chunks_exact(width)
+                .zip(task_d.chunks_exact(width))
+                .zip(task_r)
+            {
+                for i in 0..width {
+                    part[i] += d[i] * x[i] * r;
+                }
+            }
+            expected.iter_mut().zip(part).for_each(|(t, p)| *t += p);
+        }
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        let outside = rms_norm_backward(&x, &weight, &inv_rms, &d_out).1;
+        assert_eq!(bits(&outside), bits(&expected));
+        for threads in [2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a rayon pool");
+            for _ in 0..20 {
+                let inside = pool.install(|| rms_norm_backward(&x, &weight, &inv_rms, &d_out).1);
+                assert_eq!(bits(&inside), bits(&expected), "{threads} threads");
+            }
+        }
+    }
 
     #[test]
     fn exp_matches_the_c_library_within_a_few_ulps() {
