@@ -3,7 +3,7 @@
 use agent_rl_algos::{OptimizerConfig, clip_grad_norm, init_adamw};
 use burn::module::{AutodiffModule, Module, Param};
 use burn::optim::{GradientsParams, Optimizer};
-use burn::tensor::{Tensor, backend::Backend};
+use burn::tensor::{Tensor, TensorData, backend::Backend};
 
 type AD = crate::B;
 
@@ -109,4 +109,68 @@ fn reference_sync_mixes_parameters_in_order() {
         b: Param::from_tensor(Tensor::zeros([2, 2], &device)),
     };
     assert!(sync_reference_model(wrong, &policy, 0.6).is_err());
+}
+
+#[derive(Module, Debug)]
+struct OneLarge<B: Backend> {
+    w: Param<Tensor<B, 2>>,
+}
+
+/// The global norm of a gradient as large as a real model's matrices (past the size from which
+/// burn-flex sums a tensor on rayon's pool, in a tree that follows work stealing) has the same
+/// bits whichever thread computes it, however many threads the pool has and whatever else runs
+/// on it, and equals the norm summed in f64 on the host to float precision.
+#[test]
+fn the_norm_of_a_large_gradient_does_not_depend_on_thread_scheduling() {
+    let device = Default::default();
+    let (rows, cols) = (1_283, 4_099); // 5,259,017 elements: not a multiple of a row of 64 Ki
+    let value = |i: usize| ((i * 7_919 + 13) % 2_003) as f32 / 1_000.0 - 1.0;
+    let values: Vec<f32> = (0..rows * cols).map(value).collect();
+    let module = OneLarge::<AD> {
+        w: Param::from_tensor(Tensor::zeros([rows, cols], &device)),
+    };
+    let gradient = Tensor::<burn::backend::Flex, 2>::from_data(
+        TensorData::new(values.clone(), [rows, cols]),
+        &device,
+    );
+    // The norm and the clipped gradient's first elements, as bits (the norm is ~1,320: the
+    // gradient is scaled by 1 / norm).
+    let norm = || {
+        let mut grads = GradientsParams::new();
+        grads.register::<burn::backend::Flex, 2>(module.w.id, gradient.clone());
+        let (grads, norm) = clip_grad_norm(&module, grads, 1.0);
+        let clipped = grads
+            .get::<burn::backend::Flex, 2>(module.w.id)
+            .expect("gradient present")
+            .narrow(0, 0, 1)
+            .into_data();
+        let mut bits = vec![norm.to_bits()];
+        bits.extend(clipped.iter::<f32>().map(f32::to_bits));
+        bits
+    };
+    let outside = norm();
+    let host = values
+        .iter()
+        .map(|&v| f64::from(v) * f64::from(v))
+        .sum::<f64>()
+        .sqrt();
+    let relative = (f64::from(f32::from_bits(outside[0])) - host).abs() / host;
+    assert!(
+        relative < 1e-5,
+        "norm {} against {host}",
+        f32::from_bits(outside[0])
+    );
+    for threads in [2, 3] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a rayon pool");
+        // Two norms at once keep the pool's threads stealing from each other: with burn-flex's
+        // whole-tensor sum the pair differed from the single-threaded bits in 151 of 200 calls
+        // on 2 threads and 116 of 200 on 3 (2026-12-07); alone in the pool, in 1 of 100.
+        for _ in 0..10 {
+            let (a, b) = pool.install(|| rayon::join(norm, norm));
+            assert!(a == outside && b == outside, "{threads} threads");
+        }
+    }
 }
