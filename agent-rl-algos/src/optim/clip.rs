@@ -38,7 +38,9 @@ fn squared_sum<I: Backend, const D: usize>(grad: Tensor<I, D>) -> Tensor<I, 1> {
     if rows * SUM_ROW == count {
         full
     } else {
-        full + squares.narrow(0, rows * SUM_ROW, count - rows * SUM_ROW).sum()
+        full + squares
+            .narrow(0, rows * SUM_ROW, count - rows * SUM_ROW)
+            .sum()
     }
 }
 
