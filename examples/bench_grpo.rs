@@ -3,7 +3,8 @@
 //! Workload (issue 4; every size a flag, issue 22): K = 8 completions for each of 8 prompts per
 //! step, 64-token prompts, 64 completion tokens (eos ignored, so every completion has exactly
 //! that many), `beta = 0.04` (a frozen reference model scores every completion), temperature 1,
-//! AdamW, no gradient checkpointing. The model is the policy
+//! AdamW, gradient checkpointing off unless `--gradient-checkpointing on` (TRL's flag of the
+//! same name; a memory setting, so the JSON line states it). The model is the policy
 //! benchmark's Qwen2 (hidden 256, intermediate 704, 4 layers, 4 heads, 2 KV heads) over the fixture
 //! tokenizer's 384-token vocabulary.
 //!
@@ -14,7 +15,8 @@
 //!
 //! ```text
 //! cargo run --release --example bench_grpo -- [--out target/bench_grpo] [--steps 4] \
-//!     [--prompt-length 64] [--completion-length 64] [--num-generations 8] [--prompts 8]
+//!     [--prompt-length 64] [--completion-length 64] [--num-generations 8] [--prompts 8] \
+//!     [--gradient-checkpointing off|on]
 //! ```
 
 use std::path::PathBuf;
@@ -39,6 +41,8 @@ struct Workload {
     prompts: usize,
     num_generations: usize,
     steps: usize,
+    /// Recompute each layer's activations in the backward pass (`--gradient-checkpointing on`).
+    gradient_checkpointing: bool,
 }
 
 /// A template that renders the user's text as is, so that both sides see the same prompt ids.
@@ -119,6 +123,13 @@ fn run_main() -> anyhow::Result<()> {
         prompts: number("--prompts", 8)?,
         num_generations: number("--num-generations", 8)?,
         steps: number("--steps", 4)?,
+        gradient_checkpointing: match value_of("--gradient-checkpointing").as_deref() {
+            None | Some("off") => false,
+            Some("on") => true,
+            Some(other) => {
+                anyhow::bail!("--gradient-checkpointing: expected on or off, got {other:?}")
+            }
+        },
     };
     anyhow::ensure!(
         work.steps >= 2,
@@ -166,6 +177,7 @@ fn run_main() -> anyhow::Result<()> {
         max_steps: work.steps,
         beta: 0.04,
         seed: 0,
+        gradient_checkpointing: work.gradient_checkpointing,
         ..GrpoConfig::default()
     }
     .with_max_completion_length(work.completion_tokens);
@@ -202,7 +214,7 @@ fn run_main() -> anyhow::Result<()> {
                 "completion_length": work.completion_tokens,
                 "num_generations": work.num_generations,
                 "prompts": work.prompts,
-                "gradient_checkpointing": false,
+                "gradient_checkpointing": work.gradient_checkpointing,
                 "steps_timed": timed.len(),
                 "seconds_per_step": step_s,
                 "step_s": step_s,
