@@ -219,11 +219,19 @@ fn long_calls_take_the_kernel_and_short_ones_the_products() {
         let data = values(shape.iter().product(), seed);
         Tensor::<Flex, 4>::from_data(TensorData::new(data, shape), &device)
     };
-    for (total, bias_wanted) in [(257, false), (20, true)] {
-        let mask = padded(total, total, &[0]);
-        assert_eq!(total * total >= super::BLOCKED_MIN_SCORES, !bias_wanted);
+    let decode = super::BLOCKED_DECODE_MIN_KEYS;
+    // (total keys, queries, whether the whole-matrix path asks for the bias): a long prefill,
+    // a short one, a decode step over a long cache and one over a cache one position shorter.
+    for (total, seq, bias_wanted) in [
+        (257, 257, false),
+        (20, 20, true),
+        (decode, 1, false),
+        (decode - 1, 1, true),
+    ] {
+        let mask = padded(total, seq, &[0]);
+        assert_eq!(super::takes_blocked_kernel(seq, total), !bias_wanted);
         let (queries, keys, values) = (
-            tensor([1, 2, total, 4], 1),
+            tensor([1, 2, seq, 4], 1),
             tensor([1, 1, total, 4], 2),
             tensor([1, 1, total, 4], 3),
         );

@@ -176,11 +176,13 @@ pub(crate) fn matmul<B: Backend>(a: Tensor<B, 4>, b: Tensor<B, 4>) -> Tensor<B, 
 /// `[batch, seq, heads * dim]` (the heads of a position side by side, as the output projection
 /// reads them).
 ///
-/// On Flex and `Autodiff<Flex>`, from [`BLOCKED_MIN_SCORES`] scores per head on, this is the
-/// blocked kernel of `flash`: the `[batch, heads, seq, total]` scores and probabilities are
-/// never stored, and `bias` is not called. Elsewhere (and for shorter calls: decode steps,
-/// short prompts) it is `softmax(q · kᵀ + bias) · v` with `bias()` (`[batch, heads, seq,
-/// total]`, `mask`'s additive form).
+/// On Flex and `Autodiff<Flex>`, for calls [`takes_blocked_kernel`] picks (from
+/// [`BLOCKED_MIN_SCORES`] scores per head on, and decode steps over at least
+/// [`BLOCKED_DECODE_MIN_KEYS`] cached positions), this is the blocked kernel of `flash`: the
+/// `[batch, heads, seq, total]` scores and probabilities are never stored, and `bias` is not
+/// called. Elsewhere (and for shorter calls: short decode steps, short prompts) it is
+/// `softmax(q · kᵀ + bias) · v` with `bias()` (`[batch, heads, seq, total]`, `mask`'s additive
+/// form).
 pub(crate) fn attention<B: Backend>(
     queries: Tensor<B, 4>,
     keys: Tensor<B, 4>,
@@ -190,7 +192,7 @@ pub(crate) fn attention<B: Backend>(
 ) -> Tensor<B, 3> {
     let [_, seq, total] = mask.dims();
     #[cfg(feature = "flex")]
-    let (queries, keys, values) = if seq * total >= BLOCKED_MIN_SCORES {
+    let (queries, keys, values) = if takes_blocked_kernel(seq, total) {
         match dispatch::attention(queries, keys, values, mask) {
             Ok(out) => return out,
             Err(inputs) => inputs,
@@ -209,6 +211,20 @@ pub(crate) fn attention<B: Backend>(
 /// scores they store are small.
 #[cfg_attr(not(feature = "flex"), allow(dead_code))]
 pub(crate) const BLOCKED_MIN_SCORES: usize = 1 << 16;
+
+/// Cached positions from which a decode step (one query per row) runs the blocked kernel on
+/// Flex. Measured on `bench_multi_turn` (2,000–3,200 cached positions, 8 episodes): the cache-reuse
+/// rollout took 4.4–4.6 s against 5.5–5.6 s with the whole-matrix products, which hand every
+/// step's whole cache to `gemm` to be packed. Short caches keep the products (their packing is
+/// cheap and the numerics of short, toy-sized rollouts stay as they were).
+#[cfg_attr(not(feature = "flex"), allow(dead_code))]
+pub(crate) const BLOCKED_DECODE_MIN_KEYS: usize = 1024;
+
+/// Whether [`attention`] runs the blocked kernel (on Flex) for `seq` queries over `total` keys.
+#[cfg_attr(not(feature = "flex"), allow(dead_code))]
+pub(crate) fn takes_blocked_kernel(seq: usize, total: usize) -> bool {
+    seq * total >= BLOCKED_MIN_SCORES || (seq == 1 && total >= BLOCKED_DECODE_MIN_KEYS)
+}
 
 /// [`attention`] as products and a softmax over the whole `[batch, heads, seq, total]` scores.
 fn composed_attention<B: Backend>(
