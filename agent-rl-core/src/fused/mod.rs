@@ -213,10 +213,11 @@ pub(crate) fn attention<B: Backend>(
 pub(crate) const BLOCKED_MIN_SCORES: usize = 1 << 16;
 
 /// Cached positions from which a decode step (one query per row) runs the blocked kernel on
-/// Flex. Measured on `bench_multi_turn` (2,000–3,200 cached positions, 8 episodes): the cache-reuse
-/// rollout took 4.4–4.6 s against 5.5–5.6 s with the whole-matrix products, which hand every
-/// step's whole cache to `gemm` to be packed. Short caches keep the products (their packing is
-/// cheap and the numerics of short, toy-sized rollouts stay as they were).
+/// Flex. Below it the whole-matrix products, which hand every step's whole cache to `gemm` to be
+/// packed, were as fast or faster (8 sequences: 3.62 against 3.79 ms per step at 512 positions,
+/// level at 1,024); above it they fall behind (9.04 against 6.52 ms at 2,048; `bench_multi_turn`'s
+/// cache-reuse rollout over 2,000–3,200 positions 5.50–5.62 against 4.75–4.93 s). Short caches
+/// keeping the products also keeps the numerics of short, toy-sized rollouts as they were.
 #[cfg_attr(not(feature = "flex"), allow(dead_code))]
 pub(crate) const BLOCKED_DECODE_MIN_KEYS: usize = 1024;
 
