@@ -1,9 +1,9 @@
 //! Multi-turn rollout throughput with and without the key/value cache carried across turns.
 //!
-//! A τ-bench-shaped episode (issue 22): a 2,000-token system prompt, then 4 model turns of
-//! 100 tokens, each followed by a 200-token tool result, for `--episodes` episodes decoded in
-//! one batch (temperature 1, eos ignored so every turn has exactly 100 tokens). Both paths
-//! produce the episode token by token as `AgentLoop` does:
+//! A τ-bench-shaped episode (issue 22; the defaults): a 2,000-token system prompt, then 4 model
+//! turns of 100 tokens, each followed by a 200-token tool result, for `--episodes` episodes
+//! decoded in one batch (temperature 1, eos ignored so every turn has exactly its number of
+//! tokens). Both paths produce the episode token by token as `AgentLoop` does:
 //!
 //! - **re-prefill**: every turn generates from the whole conversation so far
 //!   (`generate_ids_with_stop`, one decoding shard), so turn `t` prefills everything again;
@@ -11,11 +11,15 @@
 //!   (`generate_continuations`, what `AgentLoop` does by default).
 //!
 //! The model is the benchmarks' Qwen2 (hidden 256, 4 layers; see `shared/bench_model.rs`) with
-//! room for 4,096 positions. The example checks that both paths sample the same tokens, then
-//! prints one JSON line with seconds per rollout and generated tokens per second for each.
+//! room for 4,096 positions, or the episode's length when longer. The example checks that both
+//! paths sample the same tokens, then prints one JSON line with seconds per rollout, generated
+//! tokens per second and the seconds of each turn (medians over the repeats) for each path.
+//! `--turn-tokens 1` leaves each turn with its prefill (or append) and one sampled token: what
+//! the cache-reuse path's turns cost before decoding.
 //!
 //! ```text
-//! cargo run --release --example bench_multi_turn -- [--episodes 8] [--repeats 3]
+//! cargo run --release --example bench_multi_turn -- [--episodes 8] [--repeats 3] [--turns 4] \
+//!     [--system-tokens 2000] [--turn-tokens 100] [--result-tokens 200]
 //! ```
 
 use std::time::Instant;
@@ -30,11 +34,18 @@ use serde_json::json;
 mod bench_model;
 use bench_model::{bench_config, median};
 
-const SYSTEM_TOKENS: usize = 2_000;
-const TURNS: usize = 4;
-const TURN_TOKENS: usize = 100;
-const RESULT_TOKENS: usize = 200;
 const VOCAB: usize = 384;
+
+/// The episode's shape.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    /// Model turns.
+    turns: usize,
+    /// Tokens sampled per turn.
+    turn_tokens: usize,
+    /// Tokens of the tool result after every turn but the last.
+    result_tokens: usize,
+}
 
 /// Deterministic pseudo-random ids (a tool result's tokens).
 fn ids(count: usize, seed: u64) -> Vec<u32> {
@@ -49,9 +60,9 @@ fn ids(count: usize, seed: u64) -> Vec<u32> {
         .collect()
 }
 
-fn turn_sampling(turn: usize) -> SamplingConfig {
+fn turn_sampling(shape: Shape, turn: usize) -> SamplingConfig {
     SamplingConfig {
-        max_new_tokens: TURN_TOKENS,
+        max_new_tokens: shape.turn_tokens,
         temperature: 1.0,
         ignore_eos: true,
         seed: 1_000 + turn as u64,
@@ -59,57 +70,66 @@ fn turn_sampling(turn: usize) -> SamplingConfig {
     }
 }
 
-/// Each episode's token ids after all turns, re-prefilling the conversation at every turn.
+/// Each episode's token ids after all turns, re-prefilling the conversation at every turn, and
+/// the seconds each turn took.
 fn re_prefill(
     model: &Qwen2ForCausalLm<CpuBackend>,
     prompts: &[Vec<u32>],
-) -> anyhow::Result<Vec<Vec<u32>>> {
+    shape: Shape,
+) -> anyhow::Result<(Vec<Vec<u32>>, Vec<f64>)> {
     let mut episodes = prompts.to_vec();
-    for turn in 0..TURNS {
+    let mut seconds = Vec::new();
+    for turn in 0..shape.turns {
+        let start = Instant::now();
         let generations =
-            generate_ids_with_stop(model, &episodes, &turn_sampling(turn), &[], None)?;
+            generate_ids_with_stop(model, &episodes, &turn_sampling(shape, turn), &[], None)?;
+        seconds.push(start.elapsed().as_secs_f64());
         for (row, (episode, generation)) in episodes.iter_mut().zip(generations).enumerate() {
             episode.extend(generation.token_ids);
-            if turn + 1 < TURNS {
-                episode.extend(ids(RESULT_TOKENS, (turn * 100 + row) as u64));
+            if turn + 1 < shape.turns {
+                episode.extend(ids(shape.result_tokens, (turn * 100 + row) as u64));
             }
         }
     }
-    Ok(episodes)
+    Ok((episodes, seconds))
 }
 
-/// The same episodes, feeding only the new tokens at every turn.
+/// The same episodes, feeding only the new tokens at every turn, and the seconds each turn took.
 fn cache_reuse(
     model: &Qwen2ForCausalLm<CpuBackend>,
     prompts: &[Vec<u32>],
-) -> anyhow::Result<Vec<Vec<u32>>> {
+    shape: Shape,
+) -> anyhow::Result<(Vec<Vec<u32>>, Vec<f64>)> {
     let mut episodes = prompts.to_vec();
     let mut segments = prompts.to_vec();
     let mut cache: Option<KvCache<CpuBackend>> = None;
-    for turn in 0..TURNS {
+    let mut seconds = Vec::new();
+    for turn in 0..shape.turns {
+        let start = Instant::now();
         let continued = generate_continuations(
             model,
             cache.take(),
             &segments,
-            &turn_sampling(turn),
+            &turn_sampling(shape, turn),
             &[],
             None,
         )?;
+        seconds.push(start.elapsed().as_secs_f64());
         cache = Some(continued.cache);
         for (row, (episode, generation)) in
             episodes.iter_mut().zip(continued.generations).enumerate()
         {
             let mut segment: Vec<u32> = generation.token_ids.last().copied().into_iter().collect();
             episode.extend(generation.token_ids);
-            if turn + 1 < TURNS {
-                let result = ids(RESULT_TOKENS, (turn * 100 + row) as u64);
+            if turn + 1 < shape.turns {
+                let result = ids(shape.result_tokens, (turn * 100 + row) as u64);
                 episode.extend(&result);
                 segment.extend(result);
             }
             segments[row] = segment;
         }
     }
-    Ok(episodes)
+    Ok((episodes, seconds))
 }
 
 /// mimalloc with purging off (`agent_rl::host_allocator`): stable peak memory from run to run.
@@ -131,53 +151,72 @@ fn run_main() -> anyhow::Result<()> {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
-    let episodes: usize = value_of("--episodes").map_or(Ok(8), |s| s.parse())?;
-    let repeats: usize = value_of("--repeats").map_or(Ok(3), |s| s.parse())?;
-    anyhow::ensure!(
-        episodes > 0 && repeats > 0,
-        "--episodes and --repeats must be positive"
-    );
+    let count = |flag: &str, default: usize| -> anyhow::Result<usize> {
+        let value = value_of(flag).map_or(Ok(default), |s| s.parse::<usize>());
+        let value = value.map_err(|err| anyhow::anyhow!("{flag}: {err}"))?;
+        anyhow::ensure!(value > 0, "{flag} must be positive");
+        Ok(value)
+    };
+    let episodes = count("--episodes", 8)?;
+    let repeats = count("--repeats", 3)?;
+    let system_tokens = count("--system-tokens", 2_000)?;
+    let shape = Shape {
+        turns: count("--turns", 4)?,
+        turn_tokens: count("--turn-tokens", 100)?,
+        result_tokens: count("--result-tokens", 200)?,
+    };
+    let positions =
+        system_tokens + shape.turns * shape.turn_tokens + (shape.turns - 1) * shape.result_tokens;
     let config = agent_rl::core::Qwen2Config {
-        max_position_embeddings: 4_096,
+        max_position_embeddings: positions.max(4_096),
         ..bench_config(VOCAB)
     };
     let model = random_model::<CpuBackend>(&config, 0, 0.02, &Default::default())?;
     let prompts: Vec<Vec<u32>> = (0..episodes)
-        .map(|e| ids(SYSTEM_TOKENS, 10_000 + e as u64))
+        .map(|e| ids(system_tokens, 10_000 + e as u64))
         .collect();
 
     let mut timings = [Vec::new(), Vec::new()];
+    let mut turn_timings = [vec![Vec::new(); shape.turns], vec![Vec::new(); shape.turns]];
     let mut outputs = [Vec::new(), Vec::new()];
     for _ in 0..repeats {
-        for (path, (timing, output)) in timings.iter_mut().zip(&mut outputs).enumerate() {
+        for path in 0..2 {
             let start = Instant::now();
-            *output = if path == 0 {
-                re_prefill(&model, &prompts)?
+            let (output, turns) = if path == 0 {
+                re_prefill(&model, &prompts, shape)?
             } else {
-                cache_reuse(&model, &prompts)?
+                cache_reuse(&model, &prompts, shape)?
             };
-            timing.push(start.elapsed().as_secs_f64());
+            timings[path].push(start.elapsed().as_secs_f64());
+            for (timing, seconds) in turn_timings[path].iter_mut().zip(turns) {
+                timing.push(seconds);
+            }
+            outputs[path] = output;
         }
     }
     anyhow::ensure!(
         outputs[0] == outputs[1],
         "the two paths sampled different tokens"
     );
-    let generated = (episodes * TURNS * TURN_TOKENS) as f64;
+    let generated = (episodes * shape.turns * shape.turn_tokens) as f64;
     let [re_prefill_s, reuse_s] = timings.map(median);
+    let [re_prefill_turns, reuse_turns] =
+        turn_timings.map(|turns| turns.into_iter().map(median).collect::<Vec<f64>>());
     println!(
         "{}",
         json!({
             "episodes": episodes,
-            "system_tokens": SYSTEM_TOKENS,
-            "turns": TURNS,
-            "turn_tokens": TURN_TOKENS,
-            "result_tokens": RESULT_TOKENS,
+            "system_tokens": system_tokens,
+            "turns": shape.turns,
+            "turn_tokens": shape.turn_tokens,
+            "result_tokens": shape.result_tokens,
             "repeats": repeats,
             "re_prefill_seconds_per_rollout": re_prefill_s,
             "cache_reuse_seconds_per_rollout": reuse_s,
             "re_prefill_generated_tokens_per_second": generated / re_prefill_s,
             "cache_reuse_generated_tokens_per_second": generated / reuse_s,
+            "re_prefill_turn_seconds": re_prefill_turns,
+            "cache_reuse_turn_seconds": reuse_turns,
             "speedup": re_prefill_s / reuse_s,
             "identical_tokens": true,
         })
