@@ -32,7 +32,7 @@ use serde_json::json;
 
 #[path = "shared/bench_model.rs"]
 mod bench_model;
-use bench_model::{bench_config, median, peak_rss_bytes};
+use bench_model::{bench_config, flag_value, median, peak_rss_bytes, positive_flag};
 
 /// The workload's sizes (flags).
 struct Workload {
@@ -104,19 +104,9 @@ fn main() -> anyhow::Result<()> {
 /// The example, run on a worker of the compute pool (`agent_rl::host_threads`).
 fn run_main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let value_of = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
+    let value_of = |flag: &str| flag_value(&args, flag);
     let out = PathBuf::from(value_of("--out").unwrap_or_else(|| "target/bench_grpo".into()));
-    let number = |flag: &str, default: usize| -> anyhow::Result<usize> {
-        let value = value_of(flag).map_or(Ok(default), |s| s.parse());
-        let value = value.map_err(|err| anyhow::anyhow!("{flag}: {err}"))?;
-        anyhow::ensure!(value > 0, "{flag} must be positive");
-        Ok(value)
-    };
+    let number = |flag: &str, default: usize| positive_flag(&args, flag, default);
     let work = Workload {
         prompt_tokens: number("--prompt-length", 64)?,
         completion_tokens: number("--completion-length", 64)?,

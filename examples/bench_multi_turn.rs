@@ -32,7 +32,7 @@ use serde_json::json;
 
 #[path = "shared/bench_model.rs"]
 mod bench_model;
-use bench_model::{bench_config, median};
+use bench_model::{bench_config, median, positive_flag};
 
 const VOCAB: usize = 384;
 
@@ -60,6 +60,12 @@ fn ids(count: usize, seed: u64) -> Vec<u32> {
         .collect()
 }
 
+/// The tool result episode `row` receives after turn `turn`.
+fn tool_result(shape: Shape, turn: usize, row: usize) -> Vec<u32> {
+    ids(shape.result_tokens, (turn * 100 + row) as u64)
+}
+
+/// Turn `turn`'s sampling: its token budget, temperature 1, eos ignored, its own seed.
 fn turn_sampling(shape: Shape, turn: usize) -> SamplingConfig {
     SamplingConfig {
         max_new_tokens: shape.turn_tokens,
@@ -87,7 +93,7 @@ fn re_prefill(
         for (row, (episode, generation)) in episodes.iter_mut().zip(generations).enumerate() {
             episode.extend(generation.token_ids);
             if turn + 1 < shape.turns {
-                episode.extend(ids(shape.result_tokens, (turn * 100 + row) as u64));
+                episode.extend(tool_result(shape, turn, row));
             }
         }
     }
@@ -122,7 +128,7 @@ fn cache_reuse(
             let mut segment: Vec<u32> = generation.token_ids.last().copied().into_iter().collect();
             episode.extend(generation.token_ids);
             if turn + 1 < shape.turns {
-                let result = ids(shape.result_tokens, (turn * 100 + row) as u64);
+                let result = tool_result(shape, turn, row);
                 episode.extend(&result);
                 segment.extend(result);
             }
@@ -145,18 +151,7 @@ fn main() -> anyhow::Result<()> {
 #[allow(clippy::print_stdout)]
 fn run_main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let value_of = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let count = |flag: &str, default: usize| -> anyhow::Result<usize> {
-        let value = value_of(flag).map_or(Ok(default), |s| s.parse::<usize>());
-        let value = value.map_err(|err| anyhow::anyhow!("{flag}: {err}"))?;
-        anyhow::ensure!(value > 0, "{flag} must be positive");
-        Ok(value)
-    };
+    let count = |flag: &str, default: usize| positive_flag(&args, flag, default);
     let episodes = count("--episodes", 8)?;
     let repeats = count("--repeats", 3)?;
     let system_tokens = count("--system-tokens", 2_000)?;

@@ -47,3 +47,24 @@ pub fn peak_rss_bytes() -> anyhow::Result<u64> {
         .map(|kib| kib * 1024)
         .ok_or_else(|| anyhow::anyhow!("no VmHWM line in /proc/self/status"))
 }
+
+/// The value after `flag` in the command line `args`, when given.
+#[allow(dead_code)] // not every bench including this file reads flags through it
+pub fn flag_value(args: &[String], flag: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+/// The positive count after `flag` in `args`, or `default` when the flag is absent.
+///
+/// # Errors
+/// When the value is not a positive integer (the message names the flag).
+#[allow(dead_code)] // not every bench including this file reads flags through it
+pub fn positive_flag(args: &[String], flag: &str, default: usize) -> anyhow::Result<usize> {
+    let value = flag_value(args, flag).map_or(Ok(default), |s| s.parse::<usize>());
+    let value = value.map_err(|err| anyhow::anyhow!("{flag}: {err}"))?;
+    anyhow::ensure!(value > 0, "{flag} must be positive");
+    Ok(value)
+}
