@@ -35,3 +35,20 @@ pub use agent_rl_rewards as rewards;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The book's Rust examples (`docs/src`), compiled as doctests so that they stay true.
+#[cfg(doctest)]
+pub mod book_doctests {
+    /// Concepts: the pipeline and the policy.
+    #[doc = include_str!("../docs/src/concepts.md")]
+    pub struct Concepts;
+    /// GRPO from code.
+    #[doc = include_str!("../docs/src/grpo.md")]
+    pub struct Grpo;
+    /// Serving and remote rollouts.
+    #[doc = include_str!("../docs/src/serving.md")]
+    pub struct Serving;
+    /// Scaling: LoRA.
+    #[doc = include_str!("../docs/src/scaling.md")]
+    pub struct Scaling;
+}
