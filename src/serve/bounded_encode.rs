@@ -40,6 +40,59 @@ pub(crate) fn encode_within(
     bounded(encode, text, max_tokens, param)
 }
 
+/// Refuses the texts that one prompt will hold (message contents, before the chat template
+/// copies them) as soon as their tokens, counted piece by piece, clearly exceed `max_tokens`.
+///
+/// # Errors
+/// [`ApiError::invalid`] naming `param` when they cannot fit or the tokenizer fails.
+pub(crate) fn check_within(
+    tokenizer: &ChatTokenizer,
+    texts: &[&str],
+    max_tokens: usize,
+    param: &str,
+) -> Result<(), ApiError> {
+    let encode = |piece: &str| {
+        tokenizer
+            .encode(piece)
+            .map_err(|err| ApiError::invalid(param, err.to_string()))
+    };
+    count_within(encode, texts, max_tokens, param)
+}
+
+/// 400 naming `param`: the prompt exceeds the context of `max_tokens`.
+fn too_long(param: &str, max_tokens: usize) -> ApiError {
+    ApiError::invalid(
+        param,
+        format!(
+            "the prompt has more than {max_tokens} tokens; this model's context is \
+             {max_tokens} tokens"
+        ),
+    )
+}
+
+/// Counts the tokens of long `texts` piece by piece, stopping with a 400 as soon as they
+/// clearly exceed `max_tokens` (short ones are left to the exact encoding).
+fn count_within(
+    mut encode: impl FnMut(&str) -> Result<Vec<u32>, ApiError>,
+    texts: &[&str],
+    max_tokens: usize,
+    param: &str,
+) -> Result<(), ApiError> {
+    let bytes: usize = texts.iter().map(|text| text.len()).sum();
+    if bytes <= PIECE_BYTES.max(max_tokens.saturating_mul(DIRECT_BYTES_PER_TOKEN)) {
+        return Ok(());
+    }
+    let mut counted = 0;
+    let all = texts.iter().flat_map(|text| pieces(text, PIECE_BYTES));
+    for (cuts, piece) in all.enumerate() {
+        counted += encode(piece)?.len();
+        if counted.saturating_sub(cuts * CUT_SLACK_TOKENS) > max_tokens {
+            return Err(too_long(param, max_tokens));
+        }
+    }
+    Ok(())
+}
+
 /// [`encode_within`] over any `encode`.
 fn bounded(
     mut encode: impl FnMut(&str) -> Result<Vec<u32>, ApiError>,
@@ -47,28 +100,10 @@ fn bounded(
     max_tokens: usize,
     param: &str,
 ) -> Result<Vec<u32>, ApiError> {
-    let too_long = |at_least: usize| {
-        ApiError::invalid(
-            param,
-            format!(
-                "the prompt has more than {at_least} tokens; this model's context is \
-                 {max_tokens} tokens"
-            ),
-        )
-    };
-    if text.len() > PIECE_BYTES.max(max_tokens.saturating_mul(DIRECT_BYTES_PER_TOKEN)) {
-        let mut counted = 0;
-        for (cuts, piece) in pieces(text, PIECE_BYTES).enumerate() {
-            counted += encode(piece)?.len();
-            let at_least = counted.saturating_sub(cuts * CUT_SLACK_TOKENS);
-            if at_least > max_tokens {
-                return Err(too_long(max_tokens));
-            }
-        }
-    }
+    count_within(&mut encode, &[text], max_tokens, param)?;
     let ids = encode(text)?;
     if ids.len() > max_tokens {
-        return Err(too_long(max_tokens));
+        return Err(too_long(param, max_tokens));
     }
     Ok(ids)
 }

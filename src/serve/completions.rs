@@ -13,6 +13,7 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use super::bounded_encode::check_within;
 use super::error::ApiError;
 use super::plan::{
     MAX_TOP_LOGPROBS, SamplingPlan, ToolChoice, chat_prompt, core_messages, text_prompt,
@@ -67,6 +68,25 @@ impl ChatJob {
             Some(k) => k,
             None => 0,
         };
+        let contents: Vec<&str> = request
+            .messages
+            .iter()
+            .flat_map(|message| match &message.content {
+                Value::String(text) => vec![text.as_str()],
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|part| part.get("text").and_then(Value::as_str))
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        // Before the template copies them several times over.
+        check_within(
+            &state.tokenizer,
+            &contents,
+            state.limits.max_positions,
+            "messages",
+        )?;
         let tools = request.tools.clone().unwrap_or_default();
         let choice = ToolChoice::parse(request.tool_choice.as_ref(), &tools)?;
         let messages = core_messages(&request.messages)?;

@@ -20,6 +20,9 @@ use super::plan::ModelLimits;
 use super::response::unix_now;
 use super::routes::{AppState, router};
 
+/// Threads that parse and tokenize requests at once.
+const PREPARE_THREADS: usize = 4;
+
 /// A running server. [`ServerHandle::wait`] blocks until it ends; dropping the handle stops it.
 pub struct ServerHandle {
     address: SocketAddr,
@@ -151,6 +154,10 @@ where
     let header_read_timeout = Duration::from_millis(config.header_read_timeout_ms);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // Requests are parsed and tokenized on the blocking pool: a few threads, not one per
+        // request (each thread's stack and allocator heap stay resident while it lives).
+        .max_blocking_threads(PREPARE_THREADS)
+        .thread_keep_alive(Duration::from_secs(1))
         .thread_name("agent-rl-http")
         .enable_io()
         .enable_time()
