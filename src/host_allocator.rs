@@ -82,6 +82,21 @@ pub fn tune_host_allocator() -> bool {
     }
 }
 
+/// Lets mimalloc return memory to the OS once it has stayed free for `delay_ms` milliseconds,
+/// undoing [`tune_host_allocator`]'s "never" for a long-running service: its load comes in
+/// bursts, and a spike of large request bodies must not stay resident for the process's life.
+///
+/// ```
+/// agent_rl::host_allocator::return_freed_memory_after(0);
+/// ```
+pub fn return_freed_memory_after(delay_ms: u32) {
+    // SAFETY: `mi_option_set` only stores an option value; a non-negative delay is valid.
+    #[allow(unsafe_code)]
+    unsafe {
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, std::os::raw::c_long::from(delay_ms));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// The option position names mimalloc's purge delay: its default is a positive number of

@@ -40,8 +40,25 @@ pub struct ServeConfig {
     pub allow_runtime_lora: bool,
     /// Allow `/update_weights_from_disk` (SGLang's route: replace the served weights with a
     /// checkpoint directory on the server's disk, as a full fine-tuning trainer publishes its
-    /// policy). Off unless asked for. Default false.
+    /// policy). Off unless asked for; needs [`ServeConfig::api_key`]. Default false.
     pub allow_weight_updates: bool,
+    /// Most generation requests admitted at once (being read, queued or decoded); more are
+    /// answered 429 with a JSON error and `Retry-After`. Default 256.
+    pub max_queued_requests: usize,
+    /// How long a client may take to send a request's headers (and how long an idle
+    /// keep-alive connection stays open), in milliseconds; then the connection is closed.
+    /// Default 30000.
+    pub header_read_timeout_ms: u64,
+    /// How long a client may take to send a request's body, in milliseconds; then it gets 408
+    /// and the connection is closed. Default 60000.
+    pub body_read_timeout_ms: u64,
+    /// Web origins (`scheme://host[:port]`, as browsers send them in `Origin`) whose pages may
+    /// call the API; `*` allows any. Requests carrying another `Origin` get 403. Default none:
+    /// only clients that send no `Origin` (scripts, SDKs, curl).
+    pub allow_origins: Vec<String>,
+    /// Host names (besides IP addresses and `localhost`) that requests may name in `Host`;
+    /// `*` allows any. Others get 403, which defeats DNS rebinding. Default none.
+    pub allow_hosts: Vec<String>,
 }
 
 impl Default for ServeConfig {
@@ -60,6 +77,11 @@ impl Default for ServeConfig {
             tool_call_prefix: "<tool_call>\n".into(),
             allow_runtime_lora: false,
             allow_weight_updates: false,
+            max_queued_requests: 256,
+            header_read_timeout_ms: 30_000,
+            body_read_timeout_ms: 60_000,
+            allow_origins: Vec::new(),
+            allow_hosts: Vec::new(),
         }
     }
 }
@@ -94,6 +116,56 @@ impl ServeConfig {
         if self.api_key.as_deref().is_some_and(str::is_empty) {
             return bad("api_key", "is set but empty");
         }
+        if self.allow_weight_updates && self.api_key.is_none() {
+            return bad(
+                "allow_weight_updates",
+                "replacing the served weights over HTTP needs an api_key \
+                 (`agent-rl serve --api-key-env VAR`)",
+            );
+        }
+        if self.max_queued_requests == 0 {
+            return bad("max_queued_requests", "must be at least 1");
+        }
+        if self.header_read_timeout_ms == 0 || self.body_read_timeout_ms == 0 {
+            return bad(
+                "header_read_timeout_ms",
+                "read timeouts must be at least 1 ms (they bound half-sent requests)",
+            );
+        }
+        if let Some(origin) = self.allow_origins.iter().find(|o| !valid_origin(o)) {
+            return bad(
+                "allow_origins",
+                &format!("`{origin}` is not `*` or an origin like `https://app.example:8080`"),
+            );
+        }
+        if let Some(host) = self.allow_hosts.iter().find(|h| !valid_host_name(h)) {
+            return bad(
+                "allow_hosts",
+                &format!("`{host}` is not `*` or a host name without port"),
+            );
+        }
         Ok(())
     }
+}
+
+/// `*`, or `scheme://host[:port]` with nothing after it (what browsers send in `Origin`).
+fn valid_origin(origin: &str) -> bool {
+    origin == "*"
+        || origin.split_once("://").is_some_and(|(scheme, rest)| {
+            !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+                && !rest.is_empty()
+                && !rest.contains(['/', '?', '#', ' ', '@'])
+        })
+}
+
+/// `*`, or a host name (letters, digits, `-`, `.`, `_`) without port.
+fn valid_host_name(host: &str) -> bool {
+    host == "*"
+        || (!host.is_empty()
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c)))
 }

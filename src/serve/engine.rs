@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
@@ -14,11 +14,12 @@ use agent_rl_core::lora::load_adapter;
 use agent_rl_core::weights::{LoadOptions, load_pretrained};
 use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
 use burn::prelude::Backend;
-use serde::Serialize;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
 
+use super::admission::{Admission, Ticket};
 use super::error::{ApiError, ServeError};
+use super::metrics::ServeMetrics;
 
 /// What the worker tells a request's handler.
 #[derive(Debug)]
@@ -67,88 +68,18 @@ pub(crate) struct Job {
     pub stops: Vec<String>,
     /// Send [`JobEvent::Token`] for every token (streaming requests).
     pub stream_tokens: bool,
-    /// Where events go.
+    /// Where events go; closed when the client went away.
     pub events: UnboundedSender<JobEvent>,
+    /// The request's place in the bounded queue, given back when the job is dropped.
+    #[expect(dead_code, reason = "held only for its Drop")]
+    pub ticket: Ticket,
 }
 
-/// Counters of the server's work since it started (`GET /metrics`).
-#[derive(Debug, Default)]
-pub struct ServeMetrics {
-    requests: AtomicU64,
-    batches: AtomicU64,
-    rows: AtomicU64,
-    generated_tokens: AtomicU64,
-    largest_batch: AtomicU64,
-}
-
-/// A copy of [`ServeMetrics`] at one moment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct MetricsSnapshot {
-    /// Generation requests accepted (chat and text completions).
-    pub requests: u64,
-    /// Generation batches run (fewer than `requests` when requests were batched together).
-    pub batches: u64,
-    /// Sequences decoded (requests × `n`).
-    pub rows: u64,
-    /// New tokens generated.
-    pub generated_tokens: u64,
-    /// Most sequences decoded in one batch.
-    pub largest_batch: u64,
-}
-
-impl ServeMetrics {
-    /// The current counts.
-    pub fn snapshot(&self) -> MetricsSnapshot {
-        MetricsSnapshot {
-            requests: self.requests.load(Ordering::Relaxed),
-            batches: self.batches.load(Ordering::Relaxed),
-            rows: self.rows.load(Ordering::Relaxed),
-            generated_tokens: self.generated_tokens.load(Ordering::Relaxed),
-            largest_batch: self.largest_batch.load(Ordering::Relaxed),
-        }
-    }
-
-    /// Prometheus text exposition of the counters.
-    pub fn prometheus(&self) -> String {
-        let s = self.snapshot();
-        let mut out = String::new();
-        for (name, help, kind, value) in [
-            (
-                "agent_rl_requests_total",
-                "Generation requests accepted.",
-                "counter",
-                s.requests,
-            ),
-            (
-                "agent_rl_generation_batches_total",
-                "Generation batches run.",
-                "counter",
-                s.batches,
-            ),
-            (
-                "agent_rl_sequences_total",
-                "Sequences decoded.",
-                "counter",
-                s.rows,
-            ),
-            (
-                "agent_rl_generated_tokens_total",
-                "New tokens generated.",
-                "counter",
-                s.generated_tokens,
-            ),
-            (
-                "agent_rl_largest_batch",
-                "Most sequences in one batch.",
-                "gauge",
-                s.largest_batch,
-            ),
-        ] {
-            out.push_str(&format!(
-                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
-            ));
-        }
-        out
+impl Job {
+    /// Whether nobody waits for the job any more (the handler or the stream was dropped
+    /// because the client went away): its rows stop at the next decode step.
+    fn is_abandoned(&self) -> bool {
+        self.events.is_closed()
     }
 }
 
@@ -156,6 +87,7 @@ impl ServeMetrics {
 #[derive(Clone)]
 pub(crate) struct Engine {
     sender: Sender<Command>,
+    admission: Arc<Admission>,
     /// Shared counters.
     pub metrics: Arc<ServeMetrics>,
 }
@@ -177,6 +109,7 @@ impl Engine {
         model: Qwen2ForCausalLm<B>,
         tokenizer: Arc<ChatTokenizer>,
         limits: BatchLimits,
+        max_requests: usize,
     ) -> Result<Self, ServeError>
     where
         Qwen2ForCausalLm<B>: Send + 'static,
@@ -190,7 +123,21 @@ impl Engine {
                 worker(model, &tokenizer, &receiver, limits, &worker_metrics);
             })
             .map_err(ServeError::Runtime)?;
-        Ok(Self { sender, metrics })
+        Ok(Self {
+            sender,
+            admission: Admission::new(max_requests),
+            metrics,
+        })
+    }
+
+    /// A place in the bounded queue for one generation request.
+    ///
+    /// # Errors
+    /// 429 when the server holds its limit of requests.
+    pub fn admit(&self) -> Result<Ticket, ApiError> {
+        self.admission.admit().inspect_err(|_| {
+            self.metrics.refused_busy.fetch_add(1, Ordering::Relaxed);
+        })
     }
 
     /// Queues a job.
@@ -245,6 +192,13 @@ fn worker<B: Backend>(
         }
         while let Ok(command) = receiver.try_recv() {
             handle(command, &mut pending, &mut adapters, &mut model);
+        }
+        let queued = pending.len();
+        pending.retain(|job| !job.is_abandoned());
+        let dropped = (queued - pending.len()) as u64;
+        metrics.abandoned.fetch_add(dropped, Ordering::Relaxed);
+        if pending.is_empty() {
+            continue;
         }
         let batch = take_batch(&mut pending, limits);
         let adapter = batch.first().and_then(|job| job.adapter.clone());
@@ -428,12 +382,14 @@ fn run_batch<B: Backend>(
         .enumerate()
         .flat_map(|(j, job)| (0..job.rows.len()).map(move |r| (j, r)))
         .collect();
+    // An abandoned job's rows end here, as if they had met a stop string.
     let stop_check = |row: usize, ids: &[u32]| {
-        let stops = &jobs[owners[row].0].stops;
-        !stops.is_empty()
-            && tokenizer
-                .decode(ids, true)
-                .is_ok_and(|text| stops.iter().any(|s| text.contains(s.as_str())))
+        let job = &jobs[owners[row].0];
+        job.is_abandoned()
+            || (!job.stops.is_empty()
+                && tokenizer
+                    .decode(ids, true)
+                    .is_ok_and(|text| job.stops.iter().any(|s| text.contains(s.as_str()))))
     };
     let on_token = |row: usize, token: u32, _logprob: f32| {
         let (job, local) = owners[row];
@@ -469,6 +425,10 @@ fn run_batch<B: Backend>(
     };
     metrics.batches.fetch_add(1, Ordering::Relaxed);
     metrics.rows.fetch_add(rows.len() as u64, Ordering::Relaxed);
+    let abandoned = jobs.iter().filter(|job| job.is_abandoned()).count();
+    metrics
+        .abandoned
+        .fetch_add(abandoned as u64, Ordering::Relaxed);
     metrics
         .largest_batch
         .fetch_max(rows.len() as u64, Ordering::Relaxed);

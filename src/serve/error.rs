@@ -1,7 +1,8 @@
 //! Errors: [`ServeError`] for the library caller, [`ApiError`] for HTTP clients (OpenAI's JSON
 //! shape).
 
-use axum::http::StatusCode;
+use axum::http::header::{CONNECTION, RETRY_AFTER};
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -100,6 +101,30 @@ impl ApiError {
         }
     }
 
+    /// 429 when the server already holds as many requests as it admits.
+    pub fn busy(limit: usize) -> Self {
+        Self {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            message: format!(
+                "the server is busy: it holds its limit of {limit} generation requests; retry later"
+            ),
+            kind: "server_error",
+            param: None,
+            code: Some("server_busy"),
+        }
+    }
+
+    /// 408 for a request body not received within the read timeout (the connection is closed).
+    pub fn request_timeout(timeout_ms: u64) -> Self {
+        Self {
+            status: StatusCode::REQUEST_TIMEOUT,
+            message: format!("the request body was not received within {timeout_ms} ms"),
+            kind: "invalid_request_error",
+            param: None,
+            code: Some("request_timeout"),
+        }
+    }
+
     /// 500 for a generation failure (the server keeps running).
     pub fn internal(message: impl Into<String>) -> Self {
         Self {
@@ -124,6 +149,18 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, axum::Json(self.body())).into_response()
+        let mut response = (self.status, axum::Json(self.body())).into_response();
+        let headers = response.headers_mut();
+        match self.status {
+            StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE => {
+                headers.insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            // The rest of a half-sent body would be read as the next request.
+            StatusCode::REQUEST_TIMEOUT => {
+                headers.insert(CONNECTION, HeaderValue::from_static("close"));
+            }
+            _ => {}
+        }
+        response
     }
 }

@@ -10,6 +10,13 @@
 //! one batch. Errors are OpenAI-shaped JSON with 4xx/5xx codes; bodies and budgets are bounded;
 //! the default address is loopback; an optional API key is compared in constant time.
 //!
+//! Hostile clients and web pages are expected: a request whose client goes away stops
+//! generating at the next decode step; at most `max_queued_requests` are held (more get 429);
+//! prompts are tokenized off the HTTP threads and refused as soon as they exceed the context;
+//! headers and bodies must arrive within their read timeouts; requests from other web origins,
+//! for other host names (DNS rebinding) or with non-JSON bodies are refused unless allowed;
+//! replacing the weights needs the API key.
+//!
 //! ```no_run
 //! use agent_rl::serve::{ServeConfig, start};
 //! # fn main() -> anyhow::Result<()> {
@@ -21,10 +28,16 @@
 //! # Ok(()) }
 //! ```
 
+mod admission;
 mod auth;
+mod bounded_encode;
+mod completions;
 mod config;
+mod cross_origin;
 mod engine;
 mod error;
+mod listener;
+mod metrics;
 mod plan;
 mod response;
 mod routes;
@@ -34,8 +47,8 @@ mod wire;
 
 pub use auth::ApiKey;
 pub use config::ServeConfig;
-pub use engine::{MetricsSnapshot, ServeMetrics};
 pub use error::{ApiError, ServeError};
+pub use metrics::{MetricsSnapshot, ServeMetrics};
 pub use server::{ServerHandle, start};
 pub use wire::{
     ChatCompletionRequest, CompletionRequest, LoadLoraRequest, PromptField, SamplingFields,

@@ -4,6 +4,7 @@ use agent_rl_core::generation::{GenerationRow, SamplingConfig};
 use agent_rl_core::{ChatTokenizer, Message, Role, ToolSpec};
 use serde_json::Value;
 
+use super::bounded_encode::encode_within;
 use super::error::ApiError;
 use super::wire::{SamplingFields, WireMessage};
 
@@ -365,15 +366,18 @@ pub(crate) fn core_messages(messages: &[WireMessage]) -> Result<Vec<Message>, Ap
     Ok(out)
 }
 
-/// Encodes the conversation with the chat template plus the forced prefill.
+/// Encodes the conversation with the chat template plus the forced prefill, refusing it as
+/// soon as it clearly exceeds the context.
 ///
 /// # Errors
-/// 400 when the template cannot render the conversation.
+/// 400 on `messages` when the template cannot render the conversation or the prompt does not
+/// fit the context.
 pub(crate) fn chat_prompt(
     tokenizer: &ChatTokenizer,
     messages: &[Message],
     tools: &[ToolSpec],
     prefill: &str,
+    limits: &ModelLimits,
 ) -> Result<Vec<u32>, ApiError> {
     let text = tokenizer
         .apply_chat_template(messages, tools, true)
@@ -383,7 +387,18 @@ pub(crate) fn chat_prompt(
                 format!("the chat template cannot render this conversation: {err}"),
             )
         })?;
-    tokenizer
-        .encode(&format!("{text}{prefill}"))
-        .map_err(|err| ApiError::invalid("messages", err.to_string()))
+    text_prompt(tokenizer, &format!("{text}{prefill}"), limits, "messages")
+}
+
+/// Encodes a text prompt, refusing it as soon as it clearly exceeds the context.
+///
+/// # Errors
+/// 400 naming `param` when the text does not fit the context or cannot be encoded.
+pub(crate) fn text_prompt(
+    tokenizer: &ChatTokenizer,
+    text: &str,
+    limits: &ModelLimits,
+    param: &str,
+) -> Result<Vec<u32>, ApiError> {
+    encode_within(tokenizer, text, limits.max_positions, param)
 }

@@ -1,37 +1,34 @@
 //! The HTTP routes: `/v1/models`, `/v1/chat/completions`, `/v1/completions`, vLLM's adapter
-//! routes, SGLang's `/update_weights_from_disk`, `/metrics`, `/health`. Every failure is an OpenAI-shaped JSON error with a 4xx/5xx status.
+//! routes, SGLang's `/update_weights_from_disk`, `/metrics`, `/health`. Every failure is an
+//! OpenAI-shaped JSON error with a 4xx/5xx status; every route sits behind the cross-origin
+//! guard, and bodies are read within a size limit and a deadline.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use agent_rl_core::{ChatTokenizer, ToolCallParser};
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
 use axum::http::{HeaderMap, StatusCode};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::sync::oneshot;
 
+use super::admission::Ticket;
 use super::auth::ApiKey;
+use super::completions::{chat, completions};
+use super::cross_origin::{CrossOriginPolicy, guard};
 use super::engine::{Command, Engine, Job, JobEvent};
 use super::error::ApiError;
-use super::plan::{
-    MAX_TOP_LOGPROBS, ModelLimits, SamplingPlan, ToolChoice, chat_prompt, core_messages,
-};
-use super::response::{
-    chat_logprobs, chat_message, completion_logprobs, final_text, fresh_id, unix_now, usage,
-};
-use super::stream::{StreamKind, StreamPlan, sse_response};
-use super::wire::{
-    ChatCompletionRequest, CompletionRequest, LoadLoraRequest, PromptField, UnloadLoraRequest,
-    UpdateWeightsRequest,
-};
+use super::plan::ModelLimits;
+use super::wire::{LoadLoraRequest, UnloadLoraRequest, UpdateWeightsRequest};
 use agent_rl_core::generation::{Generation, GenerationRow};
 
 /// Shared state of the handlers.
@@ -43,6 +40,8 @@ pub(crate) struct AppState {
     pub model_name: String,
     pub tool_call_prefix: String,
     pub max_request_bytes: usize,
+    /// How long a request's body may take to arrive.
+    pub body_read_timeout: Duration,
     pub api_key: Option<ApiKey>,
     pub created: u64,
     /// `/v1/load_lora_adapter` and `/v1/unload_lora_adapter` are allowed.
@@ -53,8 +52,8 @@ pub(crate) struct AppState {
     pub adapters: RwLock<BTreeSet<String>>,
 }
 
-/// The router over `state`.
-pub(crate) fn router(state: Arc<AppState>) -> Router {
+/// The router over `state`, behind the cross-origin `policy`.
+pub(crate) fn router(state: Arc<AppState>, policy: Arc<CrossOriginPolicy>) -> Router {
     let limit = state.max_request_bytes;
     Router::new()
         .route("/v1/models", get(models))
@@ -76,32 +75,51 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         })
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
+        .layer(middleware::from_fn_with_state(policy, guard))
 }
 
 impl AppState {
-    fn authorize(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+    pub fn authorize(&self, headers: &HeaderMap) -> Result<(), ApiError> {
         self.api_key
             .as_ref()
             .map_or(Ok(()), |key| key.check(headers))
     }
 
-    fn parse<T: DeserializeOwned>(
-        &self,
-        body: Result<Bytes, BytesRejection>,
-    ) -> Result<T, ApiError> {
-        let body = body.map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::too_large(self.max_request_bytes)
-            } else {
-                ApiError::bad_json(rejection.body_text())
+    /// The request's body, read within the size limit and the body read timeout.
+    ///
+    /// # Errors
+    /// 408 when it does not arrive in time, 413 when it is too large, 400 when reading fails.
+    pub async fn read_body(&self, request: Request) -> Result<Bytes, ApiError> {
+        match tokio::time::timeout(self.body_read_timeout, Bytes::from_request(request, &())).await
+        {
+            Err(_) => Err(ApiError::request_timeout(
+                self.body_read_timeout.as_millis() as u64,
+            )),
+            Ok(Err(rejection)) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                Err(ApiError::too_large(self.max_request_bytes))
             }
-        })?;
-        serde_json::from_slice(&body)
+            Ok(Err(rejection)) => Err(ApiError::bad_json(rejection.body_text())),
+            Ok(Ok(bytes)) => Ok(bytes),
+        }
+    }
+
+    /// `body` as the JSON an endpoint expects.
+    ///
+    /// # Errors
+    /// 400 naming what does not parse.
+    pub fn parse<T: DeserializeOwned>(&self, body: &[u8]) -> Result<T, ApiError> {
+        serde_json::from_slice(body)
             .map_err(|err| ApiError::bad_json(format!("invalid request body: {err}")))
     }
 
+    /// [`AppState::read_body`] then [`AppState::parse`].
+    async fn read_json<T: DeserializeOwned>(&self, request: Request) -> Result<T, ApiError> {
+        let body = self.read_body(request).await?;
+        self.parse(&body)
+    }
+
     /// The adapter a `model` name selects (`None`: the base model).
-    fn check_model(&self, name: &str) -> Result<Option<String>, ApiError> {
+    pub fn check_model(&self, name: &str) -> Result<Option<String>, ApiError> {
         if name == self.model_name {
             return Ok(None);
         }
@@ -113,8 +131,10 @@ impl AppState {
         }
     }
 
-    fn submit(
+    /// Queues the rows of an admitted request for the worker.
+    pub fn submit(
         &self,
+        ticket: Ticket,
         adapter: Option<String>,
         rows: Vec<GenerationRow>,
         stops: Vec<String>,
@@ -127,6 +147,7 @@ impl AppState {
             stops,
             stream_tokens: stream,
             events,
+            ticket,
         })?;
         Ok(receiver)
     }
@@ -177,7 +198,9 @@ fn forbidden_unless(allowed: bool, message: &str, code: &'static str) -> Result<
 }
 
 /// Waits for the job's generations.
-async fn wait(mut events: UnboundedReceiver<JobEvent>) -> Result<Vec<Generation>, ApiError> {
+pub(crate) async fn wait(
+    mut events: UnboundedReceiver<JobEvent>,
+) -> Result<Vec<Generation>, ApiError> {
     while let Some(event) = events.recv().await {
         if let JobEvent::Done(result) = event {
             return result.map_err(ApiError::internal);
@@ -211,12 +234,11 @@ async fn models(
 /// trainer can publish each step's adapter under one name).
 async fn load_lora(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    http: Request,
 ) -> Result<Response, ApiError> {
-    state.authorize(&headers)?;
+    state.authorize(http.headers())?;
     state.check_lora_allowed()?;
-    let request: LoadLoraRequest = state.parse(body)?;
+    let request: LoadLoraRequest = state.read_json(http).await?;
     if request.lora_name.is_empty() || request.lora_name == state.model_name {
         return Err(ApiError::invalid(
             "lora_name",
@@ -253,12 +275,11 @@ async fn load_lora(
 /// adapters are re-read onto them; answers SGLang's `{"success": true, "message"}`.
 async fn update_weights(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    http: Request,
 ) -> Result<Response, ApiError> {
-    state.authorize(&headers)?;
+    state.authorize(http.headers())?;
     state.check_weight_updates_allowed()?;
-    let request: UpdateWeightsRequest = state.parse(body)?;
+    let request: UpdateWeightsRequest = state.read_json(http).await?;
     if let Some(format) = request.load_format.as_deref()
         && !matches!(format, "auto" | "safetensors")
     {
@@ -285,12 +306,11 @@ async fn update_weights(
 /// vLLM's `POST /v1/unload_lora_adapter {"lora_name"}`.
 async fn unload_lora(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    http: Request,
 ) -> Result<Response, ApiError> {
-    state.authorize(&headers)?;
+    state.authorize(http.headers())?;
     state.check_lora_allowed()?;
-    let request: UnloadLoraRequest = state.parse(body)?;
+    let request: UnloadLoraRequest = state.read_json(http).await?;
     if let Ok(mut names) = state.adapters.write() {
         names.remove(&request.lora_name);
     }
@@ -321,183 +341,4 @@ async fn metrics(
     state
         .authorize(&headers)
         .map(|()| state.engine.metrics.prometheus().into_response())
-}
-
-async fn chat(
-    State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Response, ApiError> {
-    state.authorize(&headers)?;
-    let request: ChatCompletionRequest = state.parse(body)?;
-    let adapter = state.check_model(&request.sampling.model)?;
-    let plan = SamplingPlan::from_fields(&request.sampling, &state.limits)?;
-    let top_logprobs = match request.top_logprobs {
-        Some(_) if !request.logprobs => {
-            return Err(ApiError::invalid(
-                "top_logprobs",
-                "top_logprobs needs `logprobs: true`",
-            ));
-        }
-        Some(k) if k > MAX_TOP_LOGPROBS => {
-            return Err(ApiError::invalid(
-                "top_logprobs",
-                format!("top_logprobs must be in 0..={MAX_TOP_LOGPROBS}"),
-            ));
-        }
-        Some(k) => k,
-        None => 0,
-    };
-    let tools = request.tools.clone().unwrap_or_default();
-    let choice = ToolChoice::parse(request.tool_choice.as_ref(), &tools)?;
-    let messages = core_messages(&request.messages)?;
-    let prefill = choice.prefill(&state.tool_call_prefix);
-    let prompt = chat_prompt(&state.tokenizer, &messages, &tools, &prefill)?;
-    let rows = plan.rows(&prompt, top_logprobs, &state.limits, "messages")?;
-    let parse_tools = !tools.is_empty() && choice != ToolChoice::None;
-    let events = state.submit(adapter, rows, plan.stops.clone(), plan.stream)?;
-    let id = fresh_id("chatcmpl-");
-    let created = unix_now();
-    if plan.stream {
-        let stream = StreamPlan {
-            kind: StreamKind::Chat {
-                parse_tools,
-                prefill,
-            },
-            id,
-            created,
-            model: request.sampling.model.clone(),
-            stops: plan.stops,
-            logprobs: request.logprobs,
-            include_usage: plan.include_usage,
-            prompt_tokens: prompt.len(),
-            choice_index: (0..plan.n).collect(),
-        };
-        return Ok(sse_response(state, stream, events));
-    }
-    let generations = wait(events).await?;
-    let mut choices = Vec::new();
-    for (index, generation) in generations.iter().enumerate() {
-        let (text, mut reason) = final_text(&state.tokenizer, generation, &plan.stops);
-        let (message, calls) = chat_message(
-            &format!("{prefill}{text}"),
-            state.parser.as_ref(),
-            parse_tools,
-        );
-        if calls && reason == "stop" {
-            reason = "tool_calls";
-        }
-        let logprobs = if request.logprobs {
-            chat_logprobs(&state.tokenizer, generation)
-        } else {
-            Value::Null
-        };
-        choices.push(
-            json!({"index": index, "message": message, "logprobs": logprobs,
-            "finish_reason": reason, "token_ids": generation.token_ids}),
-        );
-    }
-    let completion_tokens = generations.iter().map(|g| g.token_ids.len()).sum();
-    Ok(axum::Json(json!({
-        "id": id, "object": "chat.completion", "created": created, "model": request.sampling.model,
-        "choices": choices, "usage": usage(prompt.len(), completion_tokens),
-        "prompt_token_ids": prompt,
-    }))
-    .into_response())
-}
-
-async fn completions(
-    State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Response, ApiError> {
-    state.authorize(&headers)?;
-    let request: CompletionRequest = state.parse(body)?;
-    let adapter = state.check_model(&request.sampling.model)?;
-    if request.echo {
-        return Err(ApiError::invalid(
-            "echo",
-            "echo is not supported by this server",
-        ));
-    }
-    if request.best_of.is_some_and(|b| b != 1) {
-        return Err(ApiError::invalid(
-            "best_of",
-            "best_of is not supported by this server (send 1 or omit it)",
-        ));
-    }
-    let top_logprobs = request.logprobs.unwrap_or(0);
-    if top_logprobs > MAX_TOP_LOGPROBS {
-        return Err(ApiError::invalid(
-            "logprobs",
-            format!("logprobs must be in 0..={MAX_TOP_LOGPROBS}"),
-        ));
-    }
-    let plan = SamplingPlan::from_fields(&request.sampling, &state.limits)?;
-    let encode = |text: &str| {
-        state
-            .tokenizer
-            .encode(text)
-            .map_err(|err| ApiError::invalid("prompt", err.to_string()))
-    };
-    let prompts: Vec<Vec<u32>> = match &request.prompt {
-        PromptField::Text(text) => vec![encode(text)?],
-        PromptField::Texts(texts) => texts.iter().map(|t| encode(t)).collect::<Result<_, _>>()?,
-        PromptField::Ids(ids) => vec![ids.clone()],
-        PromptField::IdLists(lists) => lists.clone(),
-    };
-    if prompts.is_empty() || prompts.len() * plan.n > state.limits.max_n.max(1) * 4 {
-        return Err(ApiError::invalid(
-            "prompt",
-            "give between 1 and a few prompts (at most 4 × max_n sequences)",
-        ));
-    }
-    let mut rows = Vec::new();
-    for (index, prompt) in prompts.iter().enumerate() {
-        rows.extend(plan.rows(
-            prompt,
-            top_logprobs,
-            &state.limits,
-            &format!("prompt[{index}]"),
-        )?);
-    }
-    let events = state.submit(adapter, rows, plan.stops.clone(), plan.stream)?;
-    let id = fresh_id("cmpl-");
-    let created = unix_now();
-    let prompt_tokens: usize = prompts.iter().map(Vec::len).sum();
-    if plan.stream {
-        let stream = StreamPlan {
-            kind: StreamKind::Completion,
-            id,
-            created,
-            model: request.sampling.model.clone(),
-            stops: plan.stops,
-            logprobs: request.logprobs.is_some(),
-            include_usage: plan.include_usage,
-            prompt_tokens,
-            choice_index: (0..prompts.len() * plan.n).collect(),
-        };
-        return Ok(sse_response(state, stream, events));
-    }
-    let generations = wait(events).await?;
-    let choices: Vec<Value> = generations
-        .iter()
-        .enumerate()
-        .map(|(index, generation)| {
-            let (text, reason) = final_text(&state.tokenizer, generation, &plan.stops);
-            let logprobs = if request.logprobs.is_some() {
-                completion_logprobs(&state.tokenizer, generation)
-            } else {
-                Value::Null
-            };
-            json!({"index": index, "text": text, "logprobs": logprobs, "finish_reason": reason,
-                   "token_ids": generation.token_ids, "prompt_token_ids": prompts[index / plan.n]})
-        })
-        .collect();
-    let completion_tokens = generations.iter().map(|g| g.token_ids.len()).sum();
-    Ok(axum::Json(json!({
-        "id": id, "object": "text_completion", "created": created, "model": request.sampling.model,
-        "choices": choices, "usage": usage(prompt_tokens, completion_tokens),
-    }))
-    .into_response())
 }

@@ -11,11 +11,17 @@ use tokio::sync::oneshot;
 
 use super::auth::ApiKey;
 use super::config::ServeConfig;
-use super::engine::{BatchLimits, Engine, MetricsSnapshot, ServeMetrics};
+use super::cross_origin::CrossOriginPolicy;
+use super::engine::{BatchLimits, Engine};
 use super::error::ServeError;
+use super::listener::serve;
+use super::metrics::{MetricsSnapshot, ServeMetrics};
 use super::plan::ModelLimits;
 use super::response::unix_now;
 use super::routes::{AppState, router};
+
+/// Threads that parse and tokenize requests at once.
+const PREPARE_THREADS: usize = 4;
 
 /// A running server. [`ServerHandle::wait`] blocks until it ends; dropping the handle stops it.
 pub struct ServerHandle {
@@ -118,7 +124,12 @@ where
         wait: Duration::from_millis(config.batch_wait_ms),
         max_positions: limits.max_positions,
     };
-    let engine = Engine::spawn(model, Arc::clone(&tokenizer), batch)?;
+    let engine = Engine::spawn(
+        model,
+        Arc::clone(&tokenizer),
+        batch,
+        config.max_queued_requests,
+    )?;
     let metrics = Arc::clone(&engine.metrics);
     let parser: Arc<dyn ToolCallParser> = Arc::from(parser);
     let state = Arc::new(AppState {
@@ -129,14 +140,24 @@ where
         model_name: config.model_name.clone(),
         tool_call_prefix: config.tool_call_prefix.clone(),
         max_request_bytes: config.max_request_bytes,
+        body_read_timeout: Duration::from_millis(config.body_read_timeout_ms),
         api_key: config.api_key.as_deref().map(ApiKey::new),
         created: unix_now(),
         allow_runtime_lora: config.allow_runtime_lora,
         allow_weight_updates: config.allow_weight_updates,
         adapters: std::sync::RwLock::default(),
     });
+    let policy = Arc::new(CrossOriginPolicy::new(
+        &config.allow_origins,
+        &config.allow_hosts,
+    ));
+    let header_read_timeout = Duration::from_millis(config.header_read_timeout_ms);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // Requests are parsed and tokenized on the blocking pool: a few threads, not one per
+        // request (each thread's stack and allocator heap stay resident while it lives).
+        .max_blocking_threads(PREPARE_THREADS)
+        .thread_keep_alive(Duration::from_secs(1))
         .thread_name("agent-rl-http")
         .enable_io()
         .enable_time()
@@ -148,11 +169,14 @@ where
         .spawn(move || {
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener)?;
-                axum::serve(listener, router(state))
-                    .with_graceful_shutdown(async move {
-                        let _ = stopped.await;
-                    })
-                    .await
+                serve(
+                    listener,
+                    router(state, policy),
+                    header_read_timeout,
+                    stopped,
+                )
+                .await;
+                Ok(())
             })
         })
         .map_err(ServeError::Runtime)?;

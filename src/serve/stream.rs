@@ -147,7 +147,14 @@ async fn forward(
         }
     }
     let holdback = plan.holdback();
-    while let Some(message) = events.recv().await {
+    loop {
+        // The body is dropped when the client goes away; returning then drops `events`,
+        // which tells the worker to stop the job.
+        let message = tokio::select! {
+            message = events.recv() => message,
+            () = out.closed() => return,
+        };
+        let Some(message) = message else { break };
         match message {
             JobEvent::Token { row, token } => {
                 let Some(row_state) = states.get_mut(row) else {

@@ -2,12 +2,11 @@
 //! log-probabilities equal `agent-rl logprobs`; `agent-rl train grpo` with a `[rollouts]`
 //! section samples on it.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::common::{fixture_model, ids};
+use super::common::{fixture_model, ids, serve};
 
 fn cli_json(args: &[&str]) -> Value {
     let output = Command::new(env!("CARGO_BIN_EXE_agent-rl"))
@@ -20,45 +19,6 @@ fn cli_json(args: &[&str]) -> Value {
         String::from_utf8_lossy(&output.stderr)
     );
     serde_json::from_slice(&output.stdout).unwrap()
-}
-
-/// Kills the server process when the test ends, whatever happens.
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `agent-rl serve --model <model> --served-model-name tiny` on a free loopback port (with
-/// `extra` flags) and its base URL.
-fn serve(model: &str, extra: &[&str]) -> (Child, String) {
-    let mut child = Child(
-        Command::new(env!("CARGO_BIN_EXE_agent-rl"))
-            .args([
-                "serve",
-                "--model",
-                model,
-                "--port",
-                "0",
-                "--served-model-name",
-                "tiny",
-            ])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    BufReader::new(child.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().rsplit(' ').next().unwrap().to_owned();
-    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
-    (child, url)
 }
 
 #[test]

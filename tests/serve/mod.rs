@@ -8,5 +8,7 @@ mod errors;
 mod eval;
 mod lora;
 mod rollouts;
+mod security;
+mod soak;
 mod stream;
 mod weights;

@@ -20,7 +20,7 @@ use agent_rl_test_support::{tiny_qwen2, tiny_tokenizer};
 use burn::module::AutodiffModule;
 use serde_json::json;
 
-use super::common::{config, ids, post};
+use super::common::{KEY_ENV, config, ids, post, test_key};
 
 const SEED: u64 = 11;
 
@@ -44,6 +44,7 @@ fn server(seed: u64) -> ServerHandle {
     let config = ServeConfig {
         allow_runtime_lora: true,
         allow_weight_updates: true,
+        api_key: Some(test_key()),
         ..config()
     };
     start(BurnPolicy::new(model, tokenizer()), config).unwrap()
@@ -82,6 +83,7 @@ fn trainer_with(
         &RemoteConfig {
             base_url: server.base_url(),
             model: "tiny".into(),
+            api_key_env: Some(KEY_ENV.into()),
             ..RemoteConfig::default()
         },
         publish_dir,
@@ -258,6 +260,7 @@ fn multi_turn_episodes_on_the_server_equal_the_local_agent_loop() {
     let client = agent_rl::remote::RemotePolicy::new(&RemoteConfig {
         base_url: server.base_url(),
         model: "tiny".into(),
+        api_key_env: Some(KEY_ENV.into()),
         // One request at a time: the server's batching pads, which moves logits by rounding.
         max_concurrency: 1,
         ..RemoteConfig::default()
@@ -320,6 +323,7 @@ fn grpo_trains_multi_turn_with_rollouts_on_the_server() {
         &RemoteConfig {
             base_url: server.base_url(),
             model: "tiny".into(),
+            api_key_env: Some(KEY_ENV.into()),
             ..RemoteConfig::default()
         },
         dir.path(),
@@ -405,6 +409,7 @@ fn digit_run(seed: u64, learning_rate: f64) -> (f32, f32, Vec<StepMetrics>) {
         &RemoteConfig {
             base_url: server.base_url(),
             model: "tiny".into(),
+            api_key_env: Some(KEY_ENV.into()),
             max_concurrency: 1,
             ..RemoteConfig::default()
         },

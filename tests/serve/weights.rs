@@ -15,7 +15,7 @@ use agent_rl::remote::{RemoteConfig, RemotePolicy};
 use agent_rl::serve::{ServeConfig, ServerHandle, start};
 use serde_json::json;
 
-use super::common::{config, ids, post, post_raw};
+use super::common::{KEY_ENV, config, ids, post, post_raw, test_key};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("agent-rl-core/tests/fixtures")
@@ -58,6 +58,7 @@ fn new_weights_answer_like_the_checkpoint_and_adapters_follow_them() {
         ServeConfig {
             allow_runtime_lora: true,
             allow_weight_updates: true,
+            api_key: Some(test_key()),
             ..config()
         },
     )
@@ -65,6 +66,7 @@ fn new_weights_answer_like_the_checkpoint_and_adapters_follow_them() {
     let client = RemotePolicy::new(&RemoteConfig {
         base_url: server.base_url(),
         model: "tiny".into(),
+        api_key_env: Some(KEY_ENV.into()),
         ..RemoteConfig::default()
     })
     .unwrap();
@@ -104,13 +106,19 @@ fn another_shape_a_missing_directory_and_a_server_without_the_flag_are_refused()
         policy,
         ServeConfig {
             allow_weight_updates: true,
+            api_key: Some(test_key()),
             ..config()
         },
     )
     .unwrap();
     let update = |path: &str| {
         let body = json!({"model_path": path}).to_string();
-        post_raw(&server, "/update_weights_from_disk", body.as_bytes(), None)
+        post_raw(
+            &server,
+            "/update_weights_from_disk",
+            body.as_bytes(),
+            Some(&test_key()),
+        )
     };
     let (status, text) = update(other_dir.path().to_str().unwrap());
     assert_eq!(status, 400, "{text}");
@@ -122,7 +130,12 @@ fn another_shape_a_missing_directory_and_a_server_without_the_flag_are_refused()
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("/no/such/checkpoint"), "{text}");
     let body = json!({"model_path": "/x", "load_format": "pt"}).to_string();
-    let (status, text) = post_raw(&server, "/update_weights_from_disk", body.as_bytes(), None);
+    let (status, text) = post_raw(
+        &server,
+        "/update_weights_from_disk",
+        body.as_bytes(),
+        Some(&test_key()),
+    );
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("load_format"), "{text}");
     assert_eq!(
