@@ -11,13 +11,15 @@
 //! | `create` | `path`, `content` | a new file |
 //! | `submit` | — | ends the episode; the patch is the tree's `git diff` |
 //!
-//! Nothing is written outside the tree: file paths are resolved inside it
-//! ([`super::confine::resolve_in`]), commands that visibly write elsewhere are refused
-//! ([`super::confine::command_escape`]), and where the machine allows it commands run in a
-//! namespace sandbox where everything but the tree is read-only ([`super::sandbox`]).
+//! Nothing is written outside the tree: file paths are resolved inside it, every component by
+//! the kernel ([`super::confine::relative_in`], [`super::beneath`]), commands that visibly write
+//! elsewhere are refused ([`super::confine::command_escape`]), and where the machine allows it
+//! commands run in a namespace sandbox where everything but the tree is read-only, with a
+//! cleared environment, and whose processes all die with the command ([`super::sandbox`]). The
+//! file tools only touch regular files and a search stops at the command time limit.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent_rl_core::{ToolCall, ToolSpec};
 use serde::{Deserialize, Serialize};
@@ -166,7 +168,15 @@ impl Aci {
             }),
             "search" => text("pattern").and_then(|pattern| {
                 let path = args.get("path").and_then(Value::as_str);
-                file_tools::search(root, &pattern, path, self.config.max_search_results)
+                let limit = Duration::from_secs(self.config.command_timeout_secs).min(time_left);
+                let deadline = Instant::now() + limit;
+                file_tools::search(
+                    root,
+                    &pattern,
+                    path,
+                    self.config.max_search_results,
+                    deadline,
+                )
             }),
             "str_replace" => text("path").and_then(|path| {
                 let new = args.get("new_str").and_then(Value::as_str).unwrap_or("");

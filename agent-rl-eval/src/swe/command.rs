@@ -1,7 +1,11 @@
 //! Running external commands with a time limit and an output cap: the command gets its own
 //! process group, which is killed as a whole when the limit passes (so a hanging child of a
-//! shell dies too); stdout and stderr go to one file, in the order written.
+//! shell dies too); stdout and stderr go to one pipe, in the order written, which is read while
+//! the command runs and of which only the head and the tail are kept (memory stays bounded
+//! whatever the command prints).
 
+use std::collections::VecDeque;
+use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -29,10 +33,11 @@ impl CommandOutput {
 }
 
 /// Runs `command` (its working directory, environment and arguments set by the caller) with
-/// `timeout`; keeps at most `max_output_bytes` of output (the head and the tail).
+/// `timeout`; keeps at most `max_output_bytes` of output (the head and the tail), reading the
+/// rest and dropping it as it comes.
 ///
 /// # Errors
-/// [`EvalError::Command`] when the program cannot be started or its output file cannot be made.
+/// [`EvalError::Command`] when the program cannot be started or its output pipe cannot be made.
 pub fn run_limited(
     mut command: Command,
     timeout: Duration,
@@ -44,24 +49,28 @@ pub fn run_limited(
         command: describe.clone(),
         reason,
     };
-    let sink = tempfile::tempfile().map_err(|error| failed(format!("no output file: {error}")))?;
-    let err_sink = sink
+    let (mut reader, writer) =
+        std::io::pipe().map_err(|error| failed(format!("no output pipe: {error}")))?;
+    let err_writer = writer
         .try_clone()
-        .map_err(|error| failed(format!("no output file: {error}")))?;
+        .map_err(|error| failed(format!("no output pipe: {error}")))?;
+    rustix::io::ioctl_fionbio(&reader, true)
+        .map_err(|error| failed(format!("no output pipe: {error}")))?;
     command
         .stdin(Stdio::null())
-        .stdout(
-            sink.try_clone()
-                .map_err(|error| failed(error.to_string()))?,
-        )
-        .stderr(err_sink)
+        .stdout(writer)
+        .stderr(err_writer)
         .process_group(0);
     let start = Instant::now();
-    let mut child = command
-        .spawn()
-        .map_err(|error| failed(format!("cannot start: {error}")))?;
+    let spawned = command.spawn();
+    // The command holds our copies of the pipe's write end; without them the pipe ends with the
+    // command's processes.
+    drop(command);
+    let mut child = spawned.map_err(|error| failed(format!("cannot start: {error}")))?;
+    let mut output = CappedOutput::new(max_output_bytes);
     let mut timed_out = false;
     let status = loop {
+        output.drain(&mut reader);
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
             Ok(None) if start.elapsed() >= timeout => {
@@ -69,14 +78,17 @@ pub fn run_limited(
                 kill_group(child.id());
                 break child.wait().ok();
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(error) => return Err(failed(error.to_string())),
+            Ok(None) => wait_readable(&reader, Duration::from_millis(10)),
+            Err(error) => {
+                kill_group(child.id());
+                return Err(failed(error.to_string()));
+            }
         }
     };
     // Children that outlived the shell still hold the group; end them too.
     kill_group(child.id());
+    output.drain(&mut reader);
     let elapsed = start.elapsed();
-    let output = read_capped(sink, max_output_bytes);
     Ok(CommandOutput {
         exit_code: if timed_out {
             None
@@ -84,28 +96,100 @@ pub fn run_limited(
             status.and_then(|status| status.code())
         },
         timed_out,
-        output,
+        output: output.into_text(),
         elapsed,
     })
 }
 
-/// Sends SIGKILL to the process group `pgid` (no-op when it is gone).
-fn kill_group(pgid: u32) {
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pgid}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
+/// Sleeps until `reader` has data or `limit` passes.
+fn wait_readable(reader: &std::io::PipeReader, limit: Duration) {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let timeout = Timespec {
+        tv_sec: 0,
+        tv_nsec: i64::from(limit.subsec_nanos()),
+    };
+    let mut fds = [PollFd::new(reader, PollFlags::IN)];
+    if poll(&mut fds, Some(&timeout)).is_err() {
+        std::thread::sleep(limit);
+    }
 }
 
-fn read_capped(mut file: std::fs::File, cap: usize) -> String {
-    use std::io::{Read, Seek};
-    let mut bytes = Vec::new();
-    if file.rewind().is_err() || file.read_to_end(&mut bytes).is_err() {
-        return String::new();
+/// Sends SIGKILL to the process group `pgid` (no-op when it is gone).
+fn kill_group(pgid: u32) {
+    if let Some(pid) = i32::try_from(pgid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    cap_text(&text, cap)
+}
+
+/// The head and the tail of a stream, at most `cap` bytes in all, and how much went by.
+struct CappedOutput {
+    head: Vec<u8>,
+    head_cap: usize,
+    tail: VecDeque<u8>,
+    tail_cap: usize,
+    total: usize,
+}
+
+/// Most bytes read in one [`CappedOutput::drain`] before the caller looks at the clock again.
+const DRAIN_BYTES: usize = 8 << 20;
+
+impl CappedOutput {
+    fn new(cap: usize) -> Self {
+        let head_cap = cap / 2;
+        Self {
+            head: Vec::new(),
+            head_cap,
+            tail: VecDeque::new(),
+            tail_cap: cap - head_cap,
+            total: 0,
+        }
+    }
+
+    fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len();
+        let to_head = bytes.len().min(self.head_cap - self.head.len());
+        self.head.extend_from_slice(&bytes[..to_head]);
+        bytes = &bytes[to_head..];
+        if bytes.len() >= self.tail_cap {
+            bytes = &bytes[bytes.len() - self.tail_cap..];
+            self.tail.clear();
+        }
+        let excess = (self.tail.len() + bytes.len()).saturating_sub(self.tail_cap);
+        self.tail.drain(..excess);
+        self.tail.extend(bytes);
+    }
+
+    /// Reads what `reader` (non-blocking) holds now, up to [`DRAIN_BYTES`].
+    fn drain(&mut self, reader: &mut impl Read) {
+        let mut buffer = [0u8; 64 << 10];
+        let mut read = 0;
+        while read < DRAIN_BYTES {
+            match reader.read(&mut buffer) {
+                Ok(0) => return,
+                Ok(count) => {
+                    self.push(&buffer[..count]);
+                    read += count;
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn into_text(self) -> String {
+        let tail: Vec<u8> = self.tail.into_iter().collect();
+        let cut = self.total - self.head.len() - tail.len();
+        let head = String::from_utf8_lossy(&self.head);
+        let tail = String::from_utf8_lossy(&tail);
+        if self.total <= self.head_cap + self.tail_cap {
+            format!("{head}{tail}")
+        } else {
+            format!("{head}\n[... {cut} bytes cut ...]\n{tail}")
+        }
+    }
 }
 
 /// `text` cut to about `cap` bytes: its head and tail with a marker between.
@@ -130,22 +214,57 @@ pub fn cap_text(text: &str, cap: usize) -> String {
     )
 }
 
-/// Runs `git` with `args` in `dir` (30 s limit) and returns its output.
+/// Settings every host-side git command gets, over whatever a repository's config says: no
+/// hooks, no file-system monitor, no pager.
+const GIT_OVERRIDES: [&str; 8] = [
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "advice.detachedHead=false",
+    "-c",
+    "core.pager=cat",
+];
+
+/// A `git` command in `dir` with a cleared environment (only `PATH`), no system or user config,
+/// and [`GIT_OVERRIDES`]. The repository's own config is still read: on a tree the agent wrote,
+/// run git on a git directory it cannot reach ([`super::workspace::Workspace::git`]).
+pub fn git_command(dir: &Path) -> Command {
+    let mut command = Command::new("git");
+    command
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", host_path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("LC_ALL", "C")
+        .args(GIT_OVERRIDES);
+    command
+}
+
+/// The host's `PATH`, or the usual system one when it is unset.
+pub fn host_path() -> std::ffi::OsString {
+    std::env::var_os("PATH")
+        .unwrap_or_else(|| "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into())
+}
+
+/// Runs `git` with `args` in `dir` (see [`git_command`]; 120 s limit) and returns its output.
 ///
 /// # Errors
 /// [`EvalError::Command`] when git cannot start, times out or exits non-zero.
 pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    let mut command = Command::new("git");
-    command
-        .current_dir(dir)
-        .args([
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "advice.detachedHead=false",
-        ])
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0");
+    let mut command = git_command(dir);
+    command.args(args);
+    run_git(command, args)
+}
+
+/// Runs a prepared git `command` whose arguments were `args` (for the error message).
+///
+/// # Errors
+/// [`EvalError::Command`] when git cannot start, times out or exits non-zero.
+pub fn run_git(command: Command, args: &[&str]) -> Result<String> {
     let out = run_limited(command, Duration::from_secs(120), 64 << 20)?;
     if out.success() {
         Ok(out.output)

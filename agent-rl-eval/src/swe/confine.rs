@@ -1,6 +1,7 @@
-//! Keeping the agent inside its workspace: paths given to the file tools are resolved against
-//! the tree and refused when they leave it (by `..`, an absolute path, or a symbolic link) or
-//! enter `.git`; shell commands are refused before they run when a word of theirs visibly
+//! Keeping the agent inside its workspace: paths given to the file tools are refused when
+//! they visibly leave the tree (by `..` or an absolute path) or enter `.git`, and are then opened
+//! by [`super::beneath`], where the kernel resolves every component (symbolic links included)
+//! beneath the tree; shell commands are refused before they run when a word of theirs visibly
 //! writes outside the tree (a redirection target, a `cd` target, or a path argument of a
 //! command that writes: `cp`, `mv`, `rm`, `touch`, `mkdir`, `tee`, …). The static check cannot
 //! see writes made by programs (`python -c "open('/x', 'w')"`); the namespace sandbox
@@ -17,41 +18,25 @@ const WRITERS: [&str; 15] = [
 /// Paths outside the tree that anything may write.
 const HARMLESS: [&str; 4] = ["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"];
 
-/// `path` (relative to `root`, or absolute) as an absolute path inside `root`.
+/// `path` (relative to `root`, or absolute inside it) as a path relative to `root`, with `.`
+/// and `..` removed (empty for the root itself). Links are not looked at: open the result with
+/// [`super::beneath::Tree`].
 ///
 /// # Errors
-/// A message for the model when the path leaves the tree, enters `.git`, or goes through a
-/// symbolic link that points outside.
-pub fn resolve_in(root: &Path, path: &str) -> Result<PathBuf, String> {
+/// A message for the model when the path is empty, leaves the tree or enters `.git`.
+pub fn relative_in(root: &Path, path: &str) -> Result<PathBuf, String> {
     let trimmed = path.trim();
     if trimmed.is_empty() {
         return Err("the path is empty".into());
     }
     let joined = root.join(trimmed);
-    let normal = normalize(&joined)
-        .filter(|normal| normal.starts_with(root))
+    let relative = normalize(&joined)
+        .and_then(|normal| normal.strip_prefix(root).ok().map(Path::to_path_buf))
         .ok_or_else(|| format!("refused: `{trimmed}` is outside the workspace"))?;
-    if normal
-        .strip_prefix(root)
-        .is_ok_and(|rest| rest.components().next() == Some(Component::Normal(".git".as_ref())))
-    {
+    if relative.components().next() == Some(Component::Normal(".git".as_ref())) {
         return Err(format!("refused: `{trimmed}` is inside .git"));
     }
-    // The deepest existing ancestor, with links followed, must still be inside the tree.
-    let mut existing = normal.as_path();
-    while !existing.exists() {
-        match existing.parent() {
-            Some(parent) => existing = parent,
-            None => break,
-        }
-    }
-    match existing.canonicalize() {
-        Ok(real) if real.starts_with(root) => Ok(normal),
-        Ok(_) => Err(format!(
-            "refused: `{trimmed}` leads outside the workspace through a link"
-        )),
-        Err(error) => Err(format!("cannot resolve `{trimmed}`: {error}")),
-    }
+    Ok(relative)
 }
 
 /// `path` with `.` and `..` removed lexically; `None` when `..` climbs above the root.
@@ -233,16 +218,20 @@ mod tests {
     #[test]
     fn paths_stay_in_the_tree() {
         let (_dir, root) = tree();
-        assert_eq!(resolve_in(&root, "pkg/a.py"), Ok(root.join("pkg/a.py")));
-        assert_eq!(resolve_in(&root, "./pkg/../b.py"), Ok(root.join("b.py")));
+        assert_eq!(
+            relative_in(&root, "pkg/a.py"),
+            Ok(PathBuf::from("pkg/a.py"))
+        );
+        assert_eq!(
+            relative_in(&root, "./pkg/../b.py"),
+            Ok(PathBuf::from("b.py"))
+        );
+        assert_eq!(relative_in(&root, "."), Ok(PathBuf::new()));
         let inside = root.join("pkg/x.py").display().to_string();
-        assert!(resolve_in(&root, &inside).is_ok());
+        assert_eq!(relative_in(&root, &inside), Ok(PathBuf::from("pkg/x.py")));
         for bad in ["../x", "/etc/passwd", "pkg/../../x", ".git/config", ""] {
-            assert!(resolve_in(&root, bad).is_err(), "{bad}");
+            assert!(relative_in(&root, bad).is_err(), "{bad}");
         }
-        std::os::unix::fs::symlink("/tmp", root.join("out")).expect("link");
-        let error = resolve_in(&root, "out/file").expect_err("through a link");
-        assert!(error.contains("link"), "{error}");
     }
 
     #[test]

@@ -1,21 +1,31 @@
 //! The agent's file tools over a workspace tree: view a window of a file with line numbers (or
 //! list a directory), search with a regular expression, edit by replacing one exact string,
 //! insert lines, create a file. Each returns the text the model sees, or a message saying what
-//! was wrong (never a panic, never a write outside the tree: paths go through
-//! [`resolve_in`]).
+//! was wrong (never a panic, never a hang, never a read or write outside the tree: paths are
+//! checked by [`relative_in`] and opened by [`Tree`], which resolves every component beneath
+//! the tree and refuses FIFOs, sockets and devices without blocking; a search stops at its
+//! deadline).
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
-use super::confine::resolve_in;
+use rustix::fs::{FileType, OFlags};
+
+use super::beneath::{Entry, Tree, list, read_file};
+use super::confine::relative_in;
 
 /// Files larger than this are not read by the tools (bytes).
 const MAX_FILE_BYTES: u64 = 4 << 20;
 
-/// Lines `start..=end` (1-based, clamped) of `path` with numbers, or a directory's entries.
+/// Most directories a search walks.
+const MAX_SEARCH_DIRECTORIES: usize = 20_000;
+
+/// Lines `start..=end` (1-based, clamped) of `path` with numbers, or a directory's entries
+/// (directories end in `/`, symbolic links in `@`).
 ///
 /// # Errors
-/// A message for the model (bad path, unreadable file, empty range).
+/// A message for the model (bad path, unreadable or non-regular file, empty range).
 pub fn view(
     root: &Path,
     path: &str,
@@ -23,25 +33,21 @@ pub fn view(
     end: Option<usize>,
     window: usize,
 ) -> Result<String, String> {
-    let file = resolve_in(root, path)?;
-    if file.is_dir() {
-        let mut entries: Vec<String> = std::fs::read_dir(&file)
-            .map_err(|error| format!("cannot list `{path}`: {error}"))?
-            .filter_map(|entry| entry.ok())
-            .filter(|entry| entry.file_name() != ".git")
-            .map(|entry| {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if entry.path().is_dir() {
-                    format!("{name}/")
-                } else {
-                    name
-                }
-            })
-            .collect();
-        entries.sort();
-        return Ok(entries.join("\n"));
-    }
-    let text = read(&file, path)?;
+    let relative = relative_in(root, path)?;
+    let text = match Tree::open(root)?.entry(&relative, path)? {
+        Entry::Directory(dir) => {
+            let entries: Vec<String> = list(&dir)
+                .into_iter()
+                .map(|(name, kind)| match kind {
+                    FileType::Directory => format!("{name}/"),
+                    FileType::Symlink => format!("{name}@"),
+                    _ => name,
+                })
+                .collect();
+            return Ok(entries.join("\n"));
+        }
+        Entry::File(file) => read_file(file, path, MAX_FILE_BYTES)?,
+    };
     let lines: Vec<&str> = text.lines().collect();
     let start = start.unwrap_or(1).max(1);
     let end = end.unwrap_or(start + window.max(1) - 1).min(lines.len());
@@ -62,7 +68,8 @@ pub fn view(
 }
 
 /// Lines matching the regular expression `pattern` under `path` (a file or a directory,
-/// `.git` skipped), as `file:line: text`, at most `max_results`.
+/// `.git` and symbolic links skipped), as `file:line: text`, at most `max_results`; the search
+/// stops at `deadline` and says so.
 ///
 /// # Errors
 /// A message for the model (bad pattern, bad path).
@@ -71,67 +78,79 @@ pub fn search(
     pattern: &str,
     path: Option<&str>,
     max_results: usize,
+    deadline: Instant,
 ) -> Result<String, String> {
     let regex = regex::Regex::new(pattern).map_err(|error| format!("bad pattern: {error}"))?;
-    let start = resolve_in(root, path.unwrap_or("."))?;
+    let name = path.unwrap_or(".");
+    let start = relative_in(root, name)?;
+    let tree = Tree::open(root)?;
     let mut files = Vec::new();
-    collect_files(&start, &mut files);
+    let mut complete = match tree.entry(&start, name)? {
+        Entry::File(_) => {
+            files.push(start);
+            true
+        }
+        Entry::Directory(_) => collect_files(&tree, start, &mut files, deadline),
+    };
     files.sort();
     let mut hits = Vec::new();
     let mut total = 0usize;
     for file in files {
-        let Ok(text) = std::fs::read_to_string(&file) else {
-            continue; // binary or unreadable
+        if Instant::now() >= deadline {
+            complete = false;
+            break;
+        }
+        let shown = file.display().to_string();
+        let Ok(text) = tree.read_text(&file, &shown, MAX_FILE_BYTES) else {
+            continue; // binary, too large or unreadable
         };
-        let name = file
-            .strip_prefix(root)
-            .unwrap_or(&file)
-            .display()
-            .to_string();
         for (number, line) in text.lines().enumerate() {
             if regex.is_match(line) {
                 total += 1;
                 if hits.len() < max_results {
                     let line: String = line.chars().take(200).collect();
-                    hits.push(format!("{name}:{}: {line}", number + 1));
+                    hits.push(format!("{shown}:{}: {line}", number + 1));
                 }
             }
         }
     }
-    if hits.is_empty() {
-        return Ok(format!("no match for `{pattern}`"));
-    }
-    let mut out = hits.join("\n");
+    let mut out = if hits.is_empty() {
+        format!("no match for `{pattern}`")
+    } else {
+        hits.join("\n")
+    };
     if total > hits.len() {
         let _ = write!(out, "\n[{} more matches not shown]", total - hits.len());
+    }
+    if !complete {
+        out.push_str("\n[the search stopped at its time or size limit; results are partial]");
     }
     Ok(out)
 }
 
-fn collect_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    if dir.is_file() {
-        out.push(dir.to_path_buf());
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.filter_map(|entry| entry.ok()) {
-        let Ok(kind) = entry.file_type() else {
+/// The regular files under the directory `start` (relative to the tree); false when the walk
+/// stopped early (deadline or [`MAX_SEARCH_DIRECTORIES`]).
+fn collect_files(tree: &Tree, start: PathBuf, out: &mut Vec<PathBuf>, deadline: Instant) -> bool {
+    let mut pending = vec![start];
+    let mut walked = 0usize;
+    while let Some(dir) = pending.pop() {
+        if walked >= MAX_SEARCH_DIRECTORIES || Instant::now() >= deadline {
+            return false;
+        }
+        walked += 1;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW;
+        let Ok(fd) = tree.open_at(&dir, flags, "") else {
             continue;
         };
-        if entry.file_name() == ".git" || kind.is_symlink() {
-            continue;
-        }
-        if kind.is_dir() {
-            collect_files(&entry.path(), out);
-        } else if entry
-            .metadata()
-            .is_ok_and(|meta| meta.len() <= MAX_FILE_BYTES)
-        {
-            out.push(entry.path());
+        for (name, kind) in list(&fd) {
+            match kind {
+                FileType::Directory => pending.push(dir.join(name)),
+                FileType::RegularFile => out.push(dir.join(name)),
+                _ => {}
+            }
         }
     }
+    true
 }
 
 /// Replaces the one occurrence of `old` in `path` by `new`.
@@ -139,8 +158,9 @@ fn collect_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 /// # Errors
 /// A message for the model when `old` is absent or occurs more than once, or the path is bad.
 pub fn replace(root: &Path, path: &str, old: &str, new: &str) -> Result<String, String> {
-    let file = resolve_in(root, path)?;
-    let text = read(&file, path)?;
+    let relative = relative_in(root, path)?;
+    let tree = Tree::open(root)?;
+    let text = tree.read_text(&relative, path, MAX_FILE_BYTES)?;
     if old.is_empty() {
         return Err("old_str is empty; give the exact text to replace".into());
     }
@@ -152,7 +172,7 @@ pub fn replace(root: &Path, path: &str, old: &str, new: &str) -> Result<String, 
         1 => {
             let at = text.find(old).unwrap_or(0);
             let updated = format!("{}{new}{}", &text[..at], &text[at + old.len()..]);
-            write(&file, path, &updated)?;
+            tree.overwrite(&relative, path, &updated)?;
             let line = text[..at].lines().count().max(1);
             Ok(format!(
                 "replaced 1 occurrence in `{path}` (from line {line})\n{}",
@@ -176,8 +196,9 @@ pub fn replace(root: &Path, path: &str, old: &str, new: &str) -> Result<String, 
 /// # Errors
 /// A message for the model when the line is past the end or the path is bad.
 pub fn insert(root: &Path, path: &str, after: usize, text: &str) -> Result<String, String> {
-    let file = resolve_in(root, path)?;
-    let content = read(&file, path)?;
+    let relative = relative_in(root, path)?;
+    let tree = Tree::open(root)?;
+    let content = tree.read_text(&relative, path, MAX_FILE_BYTES)?;
     let mut lines: Vec<&str> = content.lines().collect();
     if after > lines.len() {
         return Err(format!(
@@ -190,7 +211,7 @@ pub fn insert(root: &Path, path: &str, after: usize, text: &str) -> Result<Strin
     lines.splice(after..after, new);
     let mut updated = lines.join("\n");
     updated.push('\n');
-    write(&file, path, &updated)?;
+    tree.overwrite(&relative, path, &updated)?;
     Ok(format!(
         "inserted {count} lines after line {after} of `{path}`"
     ))
@@ -201,38 +222,21 @@ pub fn insert(root: &Path, path: &str, after: usize, text: &str) -> Result<Strin
 /// # Errors
 /// A message for the model when the file exists already or the path is bad.
 pub fn create(root: &Path, path: &str, content: &str) -> Result<String, String> {
-    let file = resolve_in(root, path)?;
-    if file.exists() {
-        return Err(format!(
-            "`{path}` exists already; edit it with str_replace or insert"
-        ));
-    }
-    if let Some(parent) = file.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|error| format!("cannot create the folder of `{path}`: {error}"))?;
-    }
-    write(&file, path, content)?;
+    let relative = relative_in(root, path)?;
+    Tree::open(root)?.create(&relative, path, content)?;
     Ok(format!(
         "created `{path}` ({} lines)",
         content.lines().count()
     ))
 }
 
-fn read(file: &Path, name: &str) -> Result<String, String> {
-    let meta = std::fs::metadata(file).map_err(|error| format!("cannot read `{name}`: {error}"))?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(format!("`{name}` is larger than {MAX_FILE_BYTES} bytes"));
-    }
-    std::fs::read_to_string(file).map_err(|error| format!("cannot read `{name}`: {error}"))
-}
-
-fn write(file: &Path, name: &str, text: &str) -> Result<(), String> {
-    std::fs::write(file, text).map_err(|error| format!("cannot write `{name}`: {error}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn far() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(60)
+    }
 
     fn tree() -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -277,9 +281,9 @@ mod tests {
         create(&root, "pkg/new.py", "x = 1\n").expect("create");
         assert!(create(&root, "a.py", "").is_err());
         assert!(create(&root, "/tmp/evil.py", "").is_err());
-        let hits = search(&root, "^t", None, 2).expect("search");
+        let hits = search(&root, "^t", None, 2, far()).expect("search");
         assert!(hits.starts_with("a.py:3: two\na.py:4: three"), "{hits}");
         assert!(hits.contains("1 more"), "{hits}");
-        assert!(search(&root, "(", None, 5).is_err());
+        assert!(search(&root, "(", None, 5, far()).is_err());
     }
 }

@@ -11,11 +11,12 @@
 //! | per-version test environments as data | [`env_spec`], [`venv`] |
 //! | checkouts, patches, test logs, verdict, grading | [`workspace`], [`patch`], [`log_parser`], [`verdict`], [`grader`] |
 //! | commands with a time limit and process-group kill | [`command`] |
-//! | the agent's tools, confined to the workspace | [`aci`], [`file_tools`], [`confine`], [`sandbox`] |
+//! | the agent's tools, confined to the workspace | [`aci`], [`file_tools`], [`confine`], [`beneath`], [`sandbox`] |
 //! | the scaffold as an RL environment; the evaluation loop over a `Policy` | [`env`](mod@env), [`runner`] |
 //! | the data folder (instances, trees); the report | [`data`], [`report`] |
 
 pub mod aci;
+pub mod beneath;
 pub mod command;
 pub mod confine;
 pub mod data;

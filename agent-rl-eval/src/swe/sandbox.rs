@@ -1,9 +1,15 @@
 //! The agent's shell commands, confined to the workspace by the operating system where it can:
-//! in new user, mount and network namespaces (`unshare -Urmn`, no privileges needed) every
-//! mount is remounted read-only except the workspace tree and its scratch directory, so a
-//! write anywhere else fails with "Read-only file system" whatever program attempts it, and the
-//! network is absent. Where user namespaces are disabled the command runs without them and only
-//! the static check of [`super::confine::command_escape`] stands between it and the machine.
+//! in new user, mount, PID and network namespaces (`unshare -Urmn --pid --fork --mount-proc`, no
+//! privileges needed) every mount is remounted read-only except the workspace tree and its
+//! scratch directory, so a write anywhere else fails with "Read-only file system" whatever program
+//! attempts it; the network is absent; and the command's shell is the namespace's first process,
+//! so every process it started (daemons and `setsid` ones included) is killed when it ends.
+//! Every command, sandboxed or not, gets a cleared environment: only the variables of
+//! [`PASSED_VARIABLES`] are taken from the host, `HOME` and `TMPDIR` are the scratch directory.
+//! Where user namespaces are disabled the command runs without them ([`SandboxMode::Auto`]) and
+//! only the static check of [`super::confine::command_escape`], the cleared environment and the
+//! process-group kill stand between it and the machine: writes outside the tree by programs, the
+//! network and processes that leave the group are then not stopped.
 
 use std::path::Path;
 use std::process::Command;
@@ -11,6 +17,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use super::command::host_path;
 use crate::{EvalError, Result};
 
 /// Whether shell commands run in the namespace sandbox.
@@ -26,6 +33,13 @@ pub enum SandboxMode {
     Off,
 }
 
+/// Host variables a command sees (when set; `PATH` has a default); every other one is removed.
+pub const PASSED_VARIABLES: [&str; 4] = ["PATH", "LANG", "LC_ALL", "LC_CTYPE"];
+
+/// The namespaces: user (mapped to root), mount, network, PID with a fresh `/proc`; the shell
+/// forked by `unshare` is the PID namespace's first process, killed if `unshare` dies.
+const UNSHARE: [&str; 5] = ["-Urmn", "--pid", "--fork", "--mount-proc", "--kill-child"];
+
 /// The setup script: `$1` the agent's command, `$2` the tree, `$3` the scratch directory.
 const SETUP: &str = r#"c=$1; r=$2; t=$3
 mount --bind "$r" "$r" && mount --bind "$t" "$t" || { echo "sandbox: cannot bind the workspace" >&2; exit 97; }
@@ -34,19 +48,21 @@ awk '{print $5}' /proc/self/mountinfo | while read -r m; do
 done
 cd "$r" && exec sh -c "$c""#;
 
-/// True when `unshare -Urmn` works here (probed once per process).
+/// True when `unshare` with the sandbox's namespaces works here (probed once per process).
 pub fn sandbox_available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
     *AVAILABLE.get_or_init(|| {
         Command::new("unshare")
-            .args(["-Urmn", "sh", "-c", "mount --bind / / 2>/dev/null; true"])
+            .args(UNSHARE)
+            .args(["sh", "-c", "mount --bind / / 2>/dev/null; true"])
             .output()
             .is_ok_and(|out| out.status.success())
     })
 }
 
-/// The command that runs `script` with `sh -c` in `root`, sandboxed when `mode` and the
-/// machine allow it; the second value says whether it is.
+/// The command that runs `script` with `sh -c` in `root` with a cleared environment, sandboxed
+/// when `mode` and the machine allow it; the second value says whether it is. Callers add the
+/// variables their program needs (after this call, so that they are kept).
 ///
 /// # Errors
 /// [`EvalError::MissingTool`] when `mode` is [`SandboxMode::Required`] and user namespaces are
@@ -63,7 +79,7 @@ pub fn shell_command(
         SandboxMode::Required if sandbox_available() => true,
         SandboxMode::Required => {
             return Err(EvalError::MissingTool {
-                tool: "unshare -Urmn (user namespaces)".into(),
+                tool: "unshare -Urmn --pid --fork --mount-proc (user namespaces)".into(),
                 reason: "the agent's commands must run sandboxed (sandbox = required); enable \
                          unprivileged user namespaces or set the sandbox to auto/off"
                     .into(),
@@ -73,7 +89,8 @@ pub fn shell_command(
     let mut command = if sandboxed {
         let mut command = Command::new("unshare");
         command
-            .args(["-Urmn", "sh", "-c", SETUP, "sandbox", script])
+            .args(UNSHARE)
+            .args(["sh", "-c", SETUP, "sandbox", script])
             .arg(root)
             .arg(scratch);
         command
@@ -82,8 +99,14 @@ pub fn shell_command(
         command.args(["-c", script]);
         command
     };
+    command.current_dir(root).env_clear();
+    for name in PASSED_VARIABLES {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
     command
-        .current_dir(root)
+        .env("PATH", host_path())
         .env("HOME", scratch)
         .env("TMPDIR", scratch)
         .env("PYTHONDONTWRITEBYTECODE", "1")

@@ -5,3 +5,4 @@ mod fixture;
 mod grpo;
 mod real_data;
 mod scaffold;
+mod security;
