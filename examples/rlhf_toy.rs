@@ -45,6 +45,9 @@ struct Args {
     /// Run directory (config, metrics, reward model, reward curve, final model).
     #[arg(long, default_value = "runs/rlhf_toy")]
     run_dir: PathBuf,
+    /// Clear an earlier run from the run directory first (without it a used one is refused).
+    #[arg(long)]
+    overwrite: bool,
     /// Seed of the model, the tasks and sampling.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -137,6 +140,7 @@ fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
         .add_stage(PpoStage::new(ppo, train).with_learned_reward())
         .with_evaluator(evaluator)
         .with_run_dir(&args.run_dir)
+        .with_overwrite(args.overwrite)
         .with_config_record(record)
         .with_observer(StageProgress::default())
         .build()?

@@ -151,3 +151,54 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
     // Polling can miss a short write; the run must still have been interrupted at least once.
     assert!(killed >= 1, "no run was killed");
 }
+
+fn sft_lines(run: &Path) -> usize {
+    std::fs::read_to_string(run.join("sft_metrics.jsonl")).map_or(0, |text| text.lines().count())
+}
+
+/// A run killed during its SFT warm-up (before any checkpoint) could not be resumed ("no
+/// checkpoint"): it now starts over in its directory; one killed after the warm-up, before its
+/// first GRPO checkpoint, continues from the kept SFT model without a second warm-up. Both end
+/// as the uninterrupted run does.
+#[test]
+fn runs_killed_around_the_sft_warm_up_resume_to_the_uninterrupted_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = dir.path().join("uninterrupted");
+    finish(
+        spawn(&run_file(dir.path(), &reference), None),
+        "uninterrupted run",
+    );
+    let expected = (metrics(&reference), final_weights(&reference));
+    let warm_up_steps = sft_lines(&reference);
+    let kill_points: [KillPoint; 2] = [
+        ("during the warm-up", Box::new(|run| sft_lines(run) >= 1)),
+        (
+            "after the warm-up",
+            Box::new(|run| run.join("sft_model").is_dir() && !run.join("checkpoint-1").exists()),
+        ),
+    ];
+    let mut killed = Vec::new();
+    for (name, point) in kill_points {
+        let run = dir.path().join(name.replace(' ', "_"));
+        let config = run_file(dir.path(), &run);
+        if kill_when(spawn(&config, None), || point(&run)) {
+            killed.push(name);
+            finish(
+                spawn(&config, Some(&run)),
+                &format!("resume after a kill {name}"),
+            );
+        }
+        assert_eq!(metrics(&run), expected.0, "metrics after a kill {name}");
+        assert!(
+            final_weights(&run) == expected.1,
+            "final weights after a kill {name}"
+        );
+        if name == "after the warm-up" && killed.contains(&name) {
+            assert_eq!(sft_lines(&run), warm_up_steps, "no second warm-up");
+        }
+    }
+    assert!(
+        killed.contains(&"during the warm-up"),
+        "the warm-up ({warm_up_steps} steps) was not interrupted"
+    );
+}

@@ -197,6 +197,70 @@ fn train_grpo_writes_run_dir_and_resume_continues_the_global_step() {
     assert!(run.join("config.resumed.json").is_file());
 }
 
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A fresh run into a used run directory kept the old run's checkpoints, and `--resume` then
+/// continued from the old run's newest one.
+#[test]
+fn train_grpo_fresh_run_refuses_a_used_directory_and_resume_refuses_another_runs_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let two = grpo_run_file(dir.path(), &run, 2);
+    succeed(&["train", "grpo", "--config", two.to_str().unwrap()]);
+    let old_checkpoint = dir.path().join("old-checkpoint-2");
+    copy_dir(&run.join("checkpoint-2"), &old_checkpoint);
+
+    let refused = agent_rl(&["train", "grpo", "--config", two.to_str().unwrap()]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("checkpoint-1") && stderr.contains("--overwrite"),
+        "{stderr}"
+    );
+
+    let one = grpo_run_file(dir.path(), &run, 1);
+    succeed(&[
+        "train",
+        "grpo",
+        "--config",
+        one.to_str().unwrap(),
+        "--overwrite",
+    ]);
+    assert!(
+        !run.join("checkpoint-2").exists(),
+        "the old run's checkpoint is cleared"
+    );
+    assert_eq!(lines(&run.join("grpo_metrics.jsonl")), 1, "no old rows");
+    let run_id = std::fs::read_to_string(run.join("run_id")).unwrap();
+    let state = read_json(&run.join("checkpoint-1/trainer_state.json"));
+    assert_eq!(state["run_id"].as_str(), Some(run_id.trim()));
+
+    // The old run's checkpoint-2 put back beside the new run's checkpoint-1.
+    std::fs::rename(&old_checkpoint, run.join("checkpoint-2")).unwrap();
+    let resumed = agent_rl(&[
+        "train",
+        "grpo",
+        "--config",
+        two.to_str().unwrap(),
+        "--resume",
+        run.to_str().unwrap(),
+    ]);
+    assert!(!resumed.status.success());
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(stderr.contains("another run's checkpoint"), "{stderr}");
+}
+
 #[test]
 fn train_grpo_resume_without_checkpoint_names_the_directory() {
     let dir = tempfile::tempdir().unwrap();

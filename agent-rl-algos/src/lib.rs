@@ -81,6 +81,7 @@ pub mod ppo;
 pub mod reference;
 pub mod reward_model;
 pub mod rollout;
+pub mod run_identity;
 pub mod sft;
 mod supervised;
 pub mod toy;

@@ -19,6 +19,7 @@ use crate::checkpoint_dir::verify_checkpoint_dir;
 use crate::config::OptimizerConfig;
 use crate::error::Result;
 use crate::optim::init_adamw;
+use crate::run_identity::{check_checkpoint_run, run_id_for_checkpoint};
 use crate::trainer_state::{
     TrainerState, load_optimizer, load_policy, load_reference, read_trainer_state, save_optimizer,
     save_policy, write_json,
@@ -109,7 +110,11 @@ impl<B: AutodiffBackend> PolicyState<B> {
         )?;
         save_optimizer(&self.optimizer, dir, "optimizer")?;
         write_json(&dir.join("config.json"), config)?;
-        write_json(&dir.join("trainer_state.json"), state)
+        let state = TrainerState {
+            run_id: run_id_for_checkpoint(dir)?,
+            ..state.clone()
+        };
+        write_json(&dir.join("trainer_state.json"), &state)
     }
 
     /// Verifies checkpoint `dir` against its manifest ([`verify_checkpoint_dir`]), then reads
@@ -131,6 +136,11 @@ impl<B: AutodiffBackend> PolicyState<B> {
     ) -> Result<(Self, TrainerState)> {
         verify_checkpoint_dir(dir)?;
         let state = read_trainer_state(dir, seed)?;
+        check_checkpoint_run(
+            dir,
+            &dir.join("trainer_state.json"),
+            state.run_id.as_deref(),
+        )?;
         let device = self.model().device();
         let model = load_policy(dir, self.model(), self.lora.as_ref())?;
         let reference = match self.reference {

@@ -155,7 +155,7 @@ pub(crate) fn write_run_config(dir: &Path, file_name: &str, config: &impl Serial
 }
 
 fn io_error(path: &Path, source: std::io::Error) -> AlgoError {
-    AlgoError::Core(CoreError::Io {
+    AlgoError::Core(CoreError::Write {
         path: path.to_owned(),
         source,
     })

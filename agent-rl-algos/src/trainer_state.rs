@@ -46,6 +46,10 @@ pub struct TrainerState {
     /// PPO: the KL coefficient β of the (adaptive) controller.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kl_coef: Option<f32>,
+    /// The id of the run directory the checkpoint was written into
+    /// ([`run_identity`](crate::run_identity)); absent when it had none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
 }
 
 /// The counters of a run that its checkpoints keep.
@@ -71,6 +75,7 @@ impl TrainerState {
             param_ids,
             critic_param_ids: Vec::new(),
             kl_coef: None,
+            run_id: None,
         }
     }
 
@@ -110,7 +115,7 @@ pub(crate) fn checkpoint_error(path: &Path, reason: impl std::fmt::Display) -> A
 /// Writes `value` as pretty JSON to `path`.
 pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(|e| checkpoint_error(path, e))?;
-    std::fs::write(path, text).map_err(|e| checkpoint_error(path, e))
+    std::fs::write(path, text).map_err(|e| checkpoint_error(path, format!("cannot write: {e}")))
 }
 
 /// Reads `dir/trainer_state.json` and checks its version and that it was written with `seed`.

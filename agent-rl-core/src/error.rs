@@ -15,6 +15,15 @@ pub enum CoreError {
         #[source]
         source: std::io::Error,
     },
+    /// A file could not be written (a full disk, a read-only or missing directory).
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
     /// A JSON file is not valid JSON or does not have the expected shape.
     #[error("invalid JSON in {}: {source}", .path.display())]
     Json {

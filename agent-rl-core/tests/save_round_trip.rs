@@ -176,3 +176,38 @@ fn tokenizer_saved_to_a_dir_loads_back_identically() {
         assert_eq!(loaded.pad_id, tokenizer.pad_id);
     }
 }
+
+/// A full disk while the weights are written is reported as a write error naming the file, not
+/// as a safetensors file that cannot be parsed. The temporary file the save streams into is made
+/// a link to `/dev/full`, whose writes fail with ENOSPC (no root or small file system needed).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_is_a_write_error() {
+    use agent_rl_core::CoreError;
+
+    let (model, _) = load_pretrained::<B>(
+        &fixture("tied_f32"),
+        LoadOptions::default(),
+        &Default::default(),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // the temporary name of agent_rl_core::atomic::replace_with
+    let temporary = dir
+        .path()
+        .join(format!(".model.safetensors.tmp-{}", std::process::id()));
+    std::os::unix::fs::symlink("/dev/full", &temporary).unwrap();
+    let error =
+        save_pretrained(&model, dir.path(), SaveOptions::default()).expect_err("the disk is full");
+    let text = error.to_string();
+    assert!(
+        matches!(&error, CoreError::Write { source, .. }
+            if source.raw_os_error() == Some(28)),
+        "{error:?}"
+    );
+    assert!(
+        text.starts_with("cannot write") && text.contains("model.safetensors"),
+        "{text}"
+    );
+    assert!(!dir.path().join("model.safetensors").exists());
+}

@@ -15,6 +15,15 @@ pub enum EvalError {
         #[source]
         source: std::io::Error,
     },
+    /// An output file could not be written.
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A record of a data file is malformed.
     #[error("{}:{line}: {reason}", .path.display())]
     Record {

@@ -38,6 +38,9 @@ pub struct Args {
     /// Run directory (config, metrics, reward curve, final model).
     #[arg(long, default_value = "runs/grpo_qwen")]
     pub run_dir: PathBuf,
+    /// Clear an earlier run from the run directory first (without it a used one is refused).
+    #[arg(long)]
+    pub overwrite: bool,
     /// Seed of the model, the tasks and sampling.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -121,6 +124,7 @@ pub fn run_and_report<B: AutodiffBackend>(
 ) -> anyhow::Result<()> {
     let report = pipeline
         .with_run_dir(&args.run_dir)
+        .with_overwrite(args.overwrite)
         .with_config_record(record)
         .with_observer(StageProgress::default())
         .build()?

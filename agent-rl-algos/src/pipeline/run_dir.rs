@@ -14,11 +14,16 @@ use serde_json::{Map, Value};
 
 use super::metrics_log::MetricsLog;
 use super::reward_curve::reward_svg;
-use crate::checkpoint_dir::{CompleteCheckpoint, latest_complete_checkpoint, write_checkpoint_dir};
+use crate::checkpoint_dir::{
+    CompleteCheckpoint, latest_complete_checkpoint, verify_checkpoint_dir, write_checkpoint_dir,
+};
 use crate::error::{AlgoError, Result};
 
 /// The summary file: held-out scores per evaluation point and run facts.
 pub const SUMMARY_FILE: &str = "summary.json";
+
+/// The folder where the SFT stage's model is kept for a resume.
+pub const SFT_MODEL_DIR: &str = "sft_model";
 
 /// Writes `model` and `tokenizer` to `dir` in Hugging Face layout, whole or not at all
 /// (replacing an earlier copy).
@@ -157,6 +162,25 @@ impl RunDirectory {
         let model_dir = self.dir.join("final_model");
         save_model_dir(&model_dir, model, tokenizer)?;
         Ok(model_dir)
+    }
+
+    /// Keeps the model the SFT stage trained (with its tokenizer) in `sft_model/`, crash-safely,
+    /// so that a run interrupted in a later stage before its first checkpoint resumes after SFT.
+    ///
+    /// # Errors
+    /// Files that cannot be written, naming them.
+    pub fn keep_sft_model<B: Backend>(
+        &self,
+        model: &Qwen2ForCausalLm<B>,
+        tokenizer: &ChatTokenizer,
+    ) -> Result<()> {
+        save_model_dir(&self.dir.join(SFT_MODEL_DIR), model, tokenizer)
+    }
+
+    /// `sft_model/` when it is complete (its manifest checks out), else `None`.
+    pub fn kept_sft_model(&self) -> Option<PathBuf> {
+        let dir = self.dir.join(SFT_MODEL_DIR);
+        verify_checkpoint_dir(&dir).ok().map(|_| dir)
     }
 
     /// Where a reward-model stage's model is kept: `reward_model/`.

@@ -26,6 +26,7 @@ use crate::metrics::StepMetrics;
 use crate::ppo::{PpoTrainer, critic_from_policy, fresh_copy};
 use crate::reward_model::{RewardModelScorer, RewardReport, RewardTrainer};
 use crate::rollout::RolloutSource;
+use crate::run_identity::{claim_fresh_run_dir, read_run_id};
 use crate::sft::SftTrainer;
 
 type SharedObserver = Arc<Mutex<Box<dyn PipelineObserver>>>;
@@ -72,6 +73,7 @@ pub struct Pipeline<B: AutodiffBackend> {
     rollout_source: Option<Box<dyn RolloutSource<B::InnerBackend>>>,
     run_dir: Option<PathBuf>,
     resume: bool,
+    overwrite: bool,
     config_record: Option<Value>,
     observer: Box<dyn PipelineObserver>,
 }
@@ -87,6 +89,7 @@ impl<B: AutodiffBackend> std::fmt::Debug for Pipeline<B> {
             .field("rollout_source", &self.rollout_source.is_some())
             .field("run_dir", &self.run_dir)
             .field("resume", &self.resume)
+            .field("overwrite", &self.overwrite)
             .finish_non_exhaustive()
     }
 }
@@ -140,6 +143,15 @@ impl<B: AutodiffBackend> PipelineBuilder<B> {
     #[must_use]
     pub fn with_resume(mut self, resume: bool) -> Self {
         self.0.resume = resume;
+        self
+    }
+
+    /// Lets a fresh run clear the run directory of an earlier run's checkpoints, metrics and
+    /// models; without it a fresh run refuses a directory holding them (see
+    /// [`claim_fresh_run_dir`]).
+    #[must_use]
+    pub fn with_overwrite(mut self, overwrite: bool) -> Self {
+        self.0.overwrite = overwrite;
         self
     }
 
@@ -204,14 +216,21 @@ impl<B: AutodiffBackend> PipelineBuilder<B> {
                 ));
             }
         }
+        if pipeline.resume && pipeline.overwrite {
+            return Err(AlgoError::input(
+                "overwrite",
+                "a resumed run continues its directory; overwriting would clear it",
+            ));
+        }
         if pipeline.resume {
             if pipeline.run_dir.is_none() {
                 return Err(AlgoError::input("resume", "resuming needs a run directory"));
             }
-            if pipeline.resumable_stage().is_none() {
+            if pipeline.resumable_stage().is_none() && pipeline.sft_stage().is_none() {
                 return Err(AlgoError::input(
                     "resume",
-                    "no GRPO or PPO stage writes checkpoints (set its checkpoint_every)",
+                    "no GRPO or PPO stage writes checkpoints (set its checkpoint_every) and \
+                     there is no SFT stage to resume after",
                 ));
             }
         }
@@ -233,6 +252,7 @@ impl<B: AutodiffBackend> Pipeline<B> {
             rollout_source: None,
             run_dir: None,
             resume: false,
+            overwrite: false,
             config_record: None,
             observer: Box::new(()),
         })
@@ -245,13 +265,25 @@ impl<B: AutodiffBackend> Pipeline<B> {
             .position(|stage| stage.checkpoint_every().is_some())
     }
 
+    /// The index of the SFT stage, whose model a run directory keeps for a resume.
+    fn sft_stage(&self) -> Option<usize> {
+        self.stages
+            .iter()
+            .position(|stage| matches!(stage, Stage::Sft(_)))
+    }
+
     /// Runs every stage in order.
     ///
+    /// A resume continues from the newest checkpoint; without one, from the model the SFT stage
+    /// left in `sft_model/` (the stages up to it are skipped); without that either, a run that
+    /// was started in the directory (it has a `run_id`) starts over there.
+    ///
     /// # Errors
-    /// Stage, evaluation and run-directory errors, naming what failed; resuming from a run
-    /// directory without a checkpoint.
+    /// Stage, evaluation and run-directory errors, naming what failed; resuming from a
+    /// directory no run was started in.
     pub fn run(self) -> Result<PipelineReport<B>> {
         let resumable = self.resumable_stage();
+        let sft_stage = self.sft_stage();
         let Self {
             mut model,
             tokenizer,
@@ -260,20 +292,40 @@ impl<B: AutodiffBackend> Pipeline<B> {
             mut rollout_source,
             run_dir,
             resume,
+            overwrite,
             config_record,
             observer,
         } = self;
         let observer: SharedObserver = Arc::new(Mutex::new(observer));
-        let run_dir = run_dir.map(RunDirectory::create).transpose()?;
+        let run_dir = match run_dir {
+            Some(dir) if !resume => {
+                claim_fresh_run_dir(&dir, overwrite)?;
+                Some(RunDirectory::create(dir)?)
+            }
+            dir => dir.map(RunDirectory::create).transpose()?,
+        };
         let checkpoint = match (&run_dir, resume) {
-            (Some(run), true) => Some(run.latest_checkpoint()?.ok_or_else(|| {
-                AlgoError::input(
-                    "resume",
-                    format!("no checkpoint-<step>/ in {}", run.path().display()),
-                )
-            })?),
+            (Some(run), true) => run.latest_checkpoint()?,
             _ => None,
         };
+        // Without a checkpoint, a resume continues after the SFT stage when its model was kept,
+        // or starts the run over; a directory no run was started in is refused.
+        let after_sft = match (&run_dir, resume, &checkpoint) {
+            (Some(run), true, None) => {
+                if read_run_id(run.path())?.is_none() {
+                    return Err(AlgoError::input(
+                        "resume",
+                        format!(
+                            "no checkpoint-<step>/ in {} (and no run was started there)",
+                            run.path().display()
+                        ),
+                    ));
+                }
+                sft_stage.and_then(|_| run.kept_sft_model())
+            }
+            _ => None,
+        };
+        let continued = checkpoint.is_some() || after_sft.is_some();
         let skipped_checkpoints = checkpoint
             .as_ref()
             .map(|found| found.skipped.clone())
@@ -284,7 +336,7 @@ impl<B: AutodiffBackend> Pipeline<B> {
             scores: Vec::new(),
         };
         if let Some(run) = &run_dir {
-            let name = if checkpoint.is_some() {
+            let name = if resume {
                 "config.resumed.json"
             } else {
                 "config.json"
@@ -292,14 +344,14 @@ impl<B: AutodiffBackend> Pipeline<B> {
             if let Some(value) = &config_record {
                 run.write_json(name, value)?;
             }
-            if checkpoint.is_some() {
+            if continued {
                 record.scores = earlier_scores(&run.summary()?);
             } else {
                 // A fresh run in a reused directory starts a fresh record.
                 run.write_json(SUMMARY_FILE, &Value::Object(Map::new()))?;
             }
         }
-        if checkpoint.is_none() {
+        if !continued {
             record.evaluate(
                 "before",
                 &model,
@@ -315,6 +367,16 @@ impl<B: AutodiffBackend> Pipeline<B> {
         for (index, stage) in stages.into_iter().enumerate() {
             let name = stage.name();
             let trains_policy = stage.trains_policy();
+            if let (Some(dir), Some(at)) = (&after_sft, sft_stage)
+                && index <= at
+            {
+                if index == at {
+                    model = load_kept_model(dir, &model)?;
+                }
+                notify(&observer, |o| o.stage_skipped(name));
+                reports.push(StageReport::Skipped { stage: name });
+                continue;
+            }
             let resumed_step = match (&checkpoint, resumable) {
                 (Some(_), Some(at)) if index < at => {
                     notify(&observer, |o| o.stage_skipped(name));
@@ -351,6 +413,10 @@ impl<B: AutodiffBackend> Pipeline<B> {
                 Stage::Sft(stage) => {
                     let (trained, report) = run_sft(model, &tokenizer, stage, sink)?;
                     model = trained;
+                    if let Some(run) = run_dir.as_ref().filter(|_| index + 1 < count) {
+                        // kept so that a run killed in a later stage resumes after this one
+                        run.keep_sft_model(&model.valid(), &tokenizer)?;
+                    }
                     StageReport::Sft(report)
                 }
                 Stage::RewardModel(stage) => {
@@ -575,6 +641,18 @@ fn learned_reward<B: AutodiffBackend>(
     let scorer =
         RewardModelScorer::new(model.valid(), Arc::clone(tokenizer))?.with_name("reward_model");
     Ok(Box::new(LearnedReward::new("reward_model", scorer)))
+}
+
+/// The model a resumed run continues from: what the SFT stage kept in `dir`, on `current`'s
+/// device.
+fn load_kept_model<B: AutodiffBackend>(
+    dir: &std::path::Path,
+    current: &Qwen2ForCausalLm<B>,
+) -> Result<Qwen2ForCausalLm<B>> {
+    let device = current.devices().into_iter().next().unwrap_or_default();
+    let (model, _) =
+        agent_rl_core::weights::load_pretrained::<B>(dir, LoadOptions::default(), &device)?;
+    Ok(model)
 }
 
 /// The reward model an interrupted run's reward-model stage saved in the run directory.

@@ -83,7 +83,11 @@ use serde::{Deserialize, Serialize};
 
 use super::request::{MemoryPlanRequest, TargetModule, TrainMethod, WeightDtype};
 use super::shape::ModelShape;
-use crate::error::Result;
+use crate::error::{AlgoError, Result};
+
+/// The planner counts in 128 bits: [`MemoryPlanRequest::validate`] bounds every size so that no
+/// product overflows here, and each component is checked when narrowed to `u64` bytes.
+type Wide = u128;
 
 /// Bytes per component (see the module docs for each formula).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,22 +108,70 @@ pub struct MemoryBreakdown {
     pub rollout_kv_cache: u64,
 }
 
+/// [`MemoryBreakdown`] before it is checked to fit `u64` bytes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Components {
+    /// Model weights (base and adapters).
+    weights: Wide,
+    /// Gradients of the trainable parameters (training phase).
+    gradients: Wide,
+    /// AdamW moments of the trainable parameters.
+    optimizer: Wide,
+    /// The frozen KL reference model (0 under LoRA, for SFT, or with `β = 0`).
+    reference: Wide,
+    /// Activations kept for the backward pass of one micro-batch, with its working set.
+    activations: Wide,
+    /// Logits of one micro-batch and their gradient.
+    logits: Wide,
+    /// Key/value cache of the rollouts (GRPO).
+    rollout_kv_cache: Wide,
+}
+
+impl Components {
+    /// The components as `u64` bytes.
+    ///
+    /// # Errors
+    /// [`AlgoError::InvalidConfig`] naming the component whose estimate does not fit.
+    fn narrow(self) -> Result<MemoryBreakdown> {
+        Ok(MemoryBreakdown {
+            weights: narrow("weights", self.weights)?,
+            gradients: narrow("gradients", self.gradients)?,
+            optimizer: narrow("optimizer", self.optimizer)?,
+            reference: narrow("reference", self.reference)?,
+            activations: narrow("activations", self.activations)?,
+            logits: narrow("logits", self.logits)?,
+            rollout_kv_cache: narrow("rollout_kv_cache", self.rollout_kv_cache)?,
+        })
+    }
+}
+
+/// `bytes` as `u64`, or an error naming `component`.
+fn narrow(component: &str, bytes: Wide) -> Result<u64> {
+    u64::try_from(bytes).map_err(|_| AlgoError::InvalidConfig {
+        field: format!("breakdown.{component}"),
+        reason: format!(
+            "the estimate, {bytes} bytes, is beyond 2^64 bytes: lower the sequences per step \
+             (prompts_per_step × num_generations, batch_size) or the lengths"
+        ),
+    })
+}
+
 /// What the peak needs besides the components (see the module docs).
 #[derive(Debug, Clone, Copy, Default)]
 struct Transients {
     /// The micro-batch's activations at each moment.
     activations: Activations,
     /// The gradient made first in the backward pass (`lm_head` / tied embedding).
-    first_gradient: u64,
+    first_gradient: Wide,
     /// Gradients summed over earlier micro-batches, alive during a later backward pass.
-    accumulated: u64,
+    accumulated: Wide,
     /// A new weight and two new moments of the largest trainable tensor.
-    optimizer_step: u64,
+    optimizer_step: Wide,
 }
 
 /// The peak: persistent parts plus the largest of the reference scoring beside the first
 /// forward pass, the backward pass, the backward end with the optimiser step, and the rollouts.
-fn peak(breakdown: &MemoryBreakdown, transients: Transients) -> u64 {
+fn peak(breakdown: &Components, transients: Transients) -> Wide {
     let activations = transients.activations;
     let scoring = if activations.scoring > 0 {
         activations.kept + activations.scoring + breakdown.logits
@@ -166,13 +218,13 @@ pub struct MemoryPlan {
 /// (the earlier ones from a key/value cache).
 #[derive(Debug, Clone, Copy)]
 struct Pass {
-    rows: u64,
-    new: u64,
-    attended: u64,
+    rows: Wide,
+    new: Wide,
+    attended: Wide,
 }
 
 impl Pass {
-    fn tokens(self) -> u64 {
+    fn tokens(self) -> Wide {
         self.rows * self.new
     }
 }
@@ -180,9 +232,9 @@ impl Pass {
 /// The forward passes of one micro-batch of `b` sequences; GRPO runs each distinct prompt once
 /// when `shared` (`token_scores`, `token_logprobs`), every row in full otherwise
 /// (`token_scores_checkpointed`).
-fn passes(request: &MemoryPlanRequest, b: u64, shared: bool) -> Vec<Pass> {
-    let prompt = request.max_prompt_length as u64;
-    let completion = request.max_completion_length as u64;
+fn passes(request: &MemoryPlanRequest, b: Wide, shared: bool) -> Vec<Pass> {
+    let prompt = request.max_prompt_length as Wide;
+    let completion = request.max_completion_length as Wide;
     match request.method {
         TrainMethod::Sft => {
             let len = prompt + completion;
@@ -193,7 +245,7 @@ fn passes(request: &MemoryPlanRequest, b: u64, shared: bool) -> Vec<Pass> {
             }]
         }
         TrainMethod::Grpo => {
-            let k = request.num_generations as u64;
+            let k = request.num_generations as Wide;
             let unique = b.div_ceil(k).max(1);
             if shared && b >= 2 && unique < b && prompt > 0 {
                 let new = completion - 1;
@@ -223,29 +275,29 @@ fn passes(request: &MemoryPlanRequest, b: u64, shared: bool) -> Vec<Pass> {
 
 /// Values of a frozen half-precision weight widened to f32 at once (agent-rl-core's
 /// `half_linear` block).
-const HALF_CAST_BLOCK: u64 = 1 << 22;
+const HALF_CAST_BLOCK: Wide = 1 << 22;
 
 /// Activation type bytes (see the module docs).
-fn activation_bytes(request: &MemoryPlanRequest) -> u64 {
+fn activation_bytes(request: &MemoryPlanRequest) -> Wide {
     if request.lora.is_none() {
-        request.weight_dtype.bytes()
+        Wide::from(request.weight_dtype.bytes())
     } else {
         4
     }
 }
 
 /// Elements one decoder layer keeps for backward in `pass` (no checkpointing).
-fn layer_elements(shape: &ModelShape, pass: Pass, lora_per_token: u64) -> u64 {
-    let (hidden, inter) = (shape.hidden as u64, shape.intermediate as u64);
-    let kv_width = 2 * (shape.kv_heads * shape.head_dim) as u64;
-    pass.tokens() * (6 * hidden + 3 * inter + shape.heads as u64 * pass.attended + lora_per_token)
+fn layer_elements(shape: &ModelShape, pass: Pass, lora_per_token: Wide) -> Wide {
+    let (hidden, inter) = (shape.hidden as Wide, shape.intermediate as Wide);
+    let kv_width = 2 * (shape.kv_heads * shape.head_dim) as Wide;
+    pass.tokens() * (6 * hidden + 3 * inter + shape.heads as Wide * pass.attended + lora_per_token)
         + pass.rows * pass.attended * kv_width
 }
 
 /// Elements of `pass`'s additive attention mask (`[rows, heads, new, attended]`), built once per
 /// pass and shared by its layers.
-fn mask_elements(shape: &ModelShape, pass: Pass) -> u64 {
-    pass.tokens() * shape.heads as u64 * pass.attended
+fn mask_elements(shape: &ModelShape, pass: Pass) -> Wide {
+    pass.tokens() * shape.heads as Wide * pass.attended
 }
 
 /// Elements one layer's backward pass adds in `pass`, at the larger of its two phases. The MLP
@@ -254,11 +306,11 @@ fn mask_elements(shape: &ModelShape, pass: Pass) -> u64 {
 /// one step earlier, `down_proj`'s, has `H + I` and a half weight's f32 block). Then attention,
 /// with the MLP's `3I` freed: the gradients of the probabilities and scores (`2 × heads × T`) and
 /// two hidden-wide gradients.
-fn backward_elements(shape: &ModelShape, pass: Pass, cast: u64) -> u64 {
-    let (hidden, inter) = (shape.hidden as u64, shape.intermediate as u64);
+fn backward_elements(shape: &ModelShape, pass: Pass, cast: Wide) -> Wide {
+    let (hidden, inter) = (shape.hidden as Wide, shape.intermediate as Wide);
     let tokens = pass.tokens();
     let mlp = tokens * (hidden + inter) + (tokens * inter).max(cast);
-    let attention = (tokens * (2 * shape.heads as u64 * pass.attended + 2 * hidden))
+    let attention = (tokens * (2 * shape.heads as Wide * pass.attended + 2 * hidden))
         .saturating_sub(tokens * 3 * inter);
     mlp.max(attention)
 }
@@ -268,54 +320,54 @@ fn backward_elements(shape: &ModelShape, pass: Pass, cast: u64) -> u64 {
 /// residual stream before and after attention, its norm, the caller's hidden state), gate, up
 /// and their product (`3I`, or gate, up and a half weight's f32 block during their product), the
 /// pass's attention mask, and every layer's keys and values.
-fn scoring_elements(shape: &ModelShape, pass: Pass, cast: u64) -> u64 {
-    let (hidden, inter) = (shape.hidden as u64, shape.intermediate as u64);
-    let kv_width = 2 * (shape.kv_heads * shape.head_dim) as u64;
+fn scoring_elements(shape: &ModelShape, pass: Pass, cast: Wide) -> Wide {
+    let (hidden, inter) = (shape.hidden as Wide, shape.intermediate as Wide);
+    let kv_width = 2 * (shape.kv_heads * shape.head_dim) as Wide;
     let tokens = pass.tokens();
     tokens * (4 * hidden + 2 * inter)
         + (tokens * inter).max(cast)
         + mask_elements(shape, pass)
-        + shape.layers as u64 * pass.rows * pass.attended * kv_width
+        + shape.layers as Wide * pass.rows * pass.attended * kv_width
 }
 
 /// Activation bytes of one micro-batch at the training phase's two possible peaks.
 #[derive(Debug, Clone, Copy, Default)]
 struct Activations {
     /// Kept from the forward pass until the backward pass frees them (with the final norm's).
-    kept: u64,
+    kept: Wide,
     /// Added during the backward pass of the layer where it peaks.
-    backward: u64,
+    backward: Wide,
     /// Added while the reference scores the micro-batches beside the policy's forward pass of
     /// the first one (GRPO with `β > 0`; 0 otherwise).
-    scoring: u64,
+    scoring: Wide,
 }
 
 impl Activations {
     /// The larger of the two moments (the `activations` component).
-    fn peak(self) -> u64 {
+    fn peak(self) -> Wide {
         self.kept + self.backward.max(self.scoring)
     }
 }
 
 /// Activation bytes of one micro-batch of `b` sequences.
-fn activations(request: &MemoryPlanRequest, shape: &ModelShape, b: u64) -> Activations {
+fn activations(request: &MemoryPlanRequest, shape: &ModelShape, b: Wide) -> Activations {
     let a = activation_bytes(request);
-    let layers = shape.layers as u64;
-    let hidden = shape.hidden as u64;
+    let layers = shape.layers as Wide;
+    let hidden = shape.hidden as Wide;
     let lora_per_token = request
         .lora
         .as_ref()
-        .map_or(0, |lora| (lora.r * lora.target_modules.len()) as u64);
+        .map_or(0, |lora| (lora.r * lora.target_modules.len()) as Wide);
     // A frozen half weight keeps only itself for backward; the f32 copy exists one block of
     // `HALF_CAST_BLOCK` values at a time, during one product.
     let cast = match (&request.lora, request.weight_dtype) {
         (Some(_), WeightDtype::Bf16 | WeightDtype::F16) => {
-            shape.layer_parameters().min(HALF_CAST_BLOCK)
+            Wide::from(shape.layer_parameters()).min(HALF_CAST_BLOCK)
         }
         _ => 0,
     };
     let all = passes(request, b, !request.gradient_checkpointing);
-    let layer: u64 = all
+    let layer: Wide = all
         .iter()
         .map(|&pass| layer_elements(shape, pass, lora_per_token))
         .sum();
@@ -324,13 +376,13 @@ fn activations(request: &MemoryPlanRequest, shape: &ModelShape, b: u64) -> Activ
         .map(|&pass| backward_elements(shape, pass, cast))
         .max()
         .unwrap_or(0);
-    let tokens: u64 = all.iter().map(|pass| pass.tokens()).sum();
+    let tokens: Wide = all.iter().map(|pass| pass.tokens()).sum();
     let head = 2 * hidden * tokens;
     let (kept, backward) = if request.gradient_checkpointing {
         // Each layer's input; one layer recomputed at a time, its passes' masks kept by the
         // checkpointed layers for every recomputation.
-        let inputs: u64 = all.iter().map(|pass| pass.tokens() * hidden).sum();
-        let masks: u64 = all.iter().map(|&pass| mask_elements(shape, pass)).sum();
+        let inputs: Wide = all.iter().map(|pass| pass.tokens() * hidden).sum();
+        let masks: Wide = all.iter().map(|&pass| mask_elements(shape, pass)).sum();
         (layers * inputs + head, layer + masks + working)
     } else {
         (layers * layer + head, working)
@@ -360,13 +412,13 @@ fn activations(request: &MemoryPlanRequest, shape: &ModelShape, b: u64) -> Activ
 }
 
 /// Logit bytes of one micro-batch of `b` sequences.
-fn logits(request: &MemoryPlanRequest, shape: &ModelShape, b: u64) -> u64 {
+fn logits(request: &MemoryPlanRequest, shape: &ModelShape, b: Wide) -> Wide {
     let a = activation_bytes(request);
-    let vocab = shape.vocab as u64;
+    let vocab = shape.vocab as Wide;
     match request.method {
-        TrainMethod::Grpo => 2 * b * request.max_completion_length as u64 * vocab * a,
+        TrainMethod::Grpo => 2 * b * request.max_completion_length as Wide * vocab * a,
         TrainMethod::Sft => {
-            let len = (request.max_prompt_length + request.max_completion_length) as u64;
+            let len = (request.max_prompt_length + request.max_completion_length) as Wide;
             3 * b * len * vocab * a
         }
     }
@@ -378,11 +430,14 @@ fn breakdown(
     request: &MemoryPlanRequest,
     shape: &ModelShape,
     accumulation: usize,
-) -> (MemoryBreakdown, usize, u64) {
-    let parameters = shape.parameters();
-    let w = request.weight_dtype.bytes();
+) -> (Components, usize, Wide) {
+    let parameters = Wide::from(shape.parameters());
+    let w = Wide::from(request.weight_dtype.bytes());
     let (trainable, t) = match &request.lora {
-        Some(lora) => (shape.lora_parameters(lora.r, &lora.target_modules), 4),
+        Some(lora) => (
+            Wide::from(shape.lora_parameters(lora.r, &lora.target_modules)),
+            4,
+        ),
         None => (parameters, w),
     };
     let adapters = if request.lora.is_some() {
@@ -399,7 +454,7 @@ fn breakdown(
         TrainMethod::Sft => request.batch_size,
         TrainMethod::Grpo => sequences.div_ceil(chunks),
     };
-    let b = micro as u64;
+    let b = micro as Wide;
     let reference = match (request.method, &request.lora) {
         (TrainMethod::Grpo, None) if request.beta > 0.0 => parameters * w,
         _ => 0,
@@ -408,10 +463,10 @@ fn breakdown(
         TrainMethod::Sft => 0,
         TrainMethod::Grpo => {
             let a = activation_bytes(request);
-            let positions = (request.max_prompt_length + request.max_completion_length) as u64;
-            let kv_width = 2 * (shape.kv_heads * shape.head_dim) as u64;
-            let rows = sequences as u64;
-            (shape.layers as u64 * rows * positions * kv_width + rows * shape.vocab as u64) * a
+            let positions = (request.max_prompt_length + request.max_completion_length) as Wide;
+            let kv_width = 2 * (shape.kv_heads * shape.head_dim) as Wide;
+            let rows = sequences as Wide;
+            (shape.layers as Wide * rows * positions * kv_width + rows * shape.vocab as Wide) * a
         }
     };
     let largest = match &request.lora {
@@ -420,7 +475,7 @@ fn breakdown(
             .iter()
             .map(|&module| {
                 let (input, output) = shape.projection(module);
-                (lora.r * input.max(output)) as u64
+                (lora.r * input.max(output)) as Wide
             })
             .max()
             .unwrap_or(0),
@@ -429,11 +484,11 @@ fn breakdown(
                 .iter()
                 .map(|&module| {
                     let (input, output) = shape.projection(module);
-                    (input * output) as u64
+                    (input * output) as Wide
                 })
                 .max()
                 .unwrap_or(0);
-            projection.max((shape.vocab * shape.hidden) as u64)
+            projection.max((shape.vocab * shape.hidden) as Wide)
         }
     };
     let accumulated = if chunks > 1 { trainable * t } else { 0 };
@@ -441,14 +496,14 @@ fn breakdown(
     let transients = Transients {
         activations,
         first_gradient: if request.lora.is_none() {
-            (shape.vocab * shape.hidden) as u64 * t
+            (shape.vocab * shape.hidden) as Wide * t
         } else {
             0
         },
         accumulated,
         optimizer_step: 3 * largest * t,
     };
-    let breakdown = MemoryBreakdown {
+    let breakdown = Components {
         weights: parameters * w + adapters,
         gradients: trainable * t + accumulated,
         optimizer: 2 * trainable * t,
@@ -460,13 +515,36 @@ fn breakdown(
     (breakdown, micro, peak(&breakdown, transients))
 }
 
+/// The fewest micro-batches per step (of `sequences`) whose peak fits `memory`, or `sequences`
+/// when none does. The peak depends on the count only through the micro-batch size (and
+/// whether there is more than one), so only the smallest count giving each distinct size is
+/// tried: at most about `2 × √sequences` estimates.
+fn fewest_fitting_micro_batches(
+    request: &MemoryPlanRequest,
+    shape: &ModelShape,
+    sequences: usize,
+    memory: u64,
+) -> usize {
+    let mut steps = 1;
+    while steps < sequences {
+        if breakdown(request, shape, steps).2 <= Wide::from(memory) {
+            return steps;
+        }
+        let micro = sequences.div_ceil(steps);
+        // the fewest micro-batches with a smaller micro-batch size
+        steps = sequences.div_ceil(micro - 1);
+    }
+    sequences
+}
+
 /// Plans the memory of `request` (see the module docs for the formulas). When
 /// `gradient_accumulation_steps` is `None`, GRPO takes the fewest micro-batches per step whose
 /// peak fits `device_memory` (one when no device is given, as the trainer's default; one
 /// sequence per micro-batch when nothing fits); SFT takes 1.
 ///
 /// # Errors
-/// [`crate::AlgoError::InvalidConfig`] from [`MemoryPlanRequest::validate`].
+/// [`crate::AlgoError::InvalidConfig`] from [`MemoryPlanRequest::validate`], or naming the
+/// component whose estimate is beyond `u64` bytes.
 pub fn plan_memory(request: &MemoryPlanRequest) -> Result<MemoryPlan> {
     request.validate()?;
     let shape = ModelShape::of(&request.model);
@@ -476,12 +554,12 @@ pub fn plan_memory(request: &MemoryPlanRequest) -> Result<MemoryPlan> {
         (None, TrainMethod::Sft) => 1,
         (None, TrainMethod::Grpo) => match request.device_memory {
             None => 1,
-            Some(memory) => (1..=sequences)
-                .find(|&steps| breakdown(request, &shape, steps).2 <= memory)
-                .unwrap_or(sequences),
+            Some(memory) => fewest_fitting_micro_batches(request, &shape, sequences, memory),
         },
     };
-    let (breakdown, micro_batch_size, total_bytes) = breakdown(request, &shape, accumulation);
+    let (components, micro_batch_size, total) = breakdown(request, &shape, accumulation);
+    let breakdown = components.narrow()?;
+    let total_bytes = narrow("total", total)?;
     let parameters = shape.parameters();
     Ok(MemoryPlan {
         total_bytes,

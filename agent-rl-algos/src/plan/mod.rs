@@ -35,5 +35,8 @@ mod tests;
 pub use bytes::{format_bytes, parse_bytes};
 pub use estimate::{MemoryBreakdown, MemoryPlan, plan_memory};
 pub use presets::{PRESETS, preset};
-pub use request::{LoraPlan, MemoryPlanRequest, TargetModule, TrainMethod, WeightDtype};
+pub use request::{
+    LoraPlan, MAX_SEQUENCE_TOKENS, MAX_SEQUENCES_PER_STEP, MemoryPlanRequest, TargetModule,
+    TrainMethod, WeightDtype,
+};
 pub use shape::ModelShape;

@@ -144,6 +144,36 @@ impl WeightDtype {
     }
 }
 
+/// Most sequences per optimiser step (and per micro-batch) the planner takes: far above any
+/// run, and small enough that no estimate overflows.
+pub const MAX_SEQUENCES_PER_STEP: usize = 1 << 24;
+
+/// Most tokens per sequence (`max_prompt_length + max_completion_length`) the planner takes.
+pub const MAX_SEQUENCE_TOKENS: usize = 1 << 24;
+
+/// Largest model dimensions the planner takes, by `config.json` field (each far above any
+/// released model's, and small enough that parameter counts fit 64 bits).
+const MODEL_LIMITS: [(&str, usize); 7] = [
+    ("hidden_size", 1 << 20),
+    ("intermediate_size", 1 << 20),
+    ("num_hidden_layers", 1 << 10),
+    ("num_attention_heads", 1 << 10),
+    ("num_key_value_heads", 1 << 10),
+    ("head_dim", 1 << 14),
+    ("vocab_size", 1 << 24),
+];
+
+/// `value` unless it is above `limit`; the error names `field`.
+fn at_most(field: &str, value: usize, limit: usize) -> Result<usize> {
+    if value > limit {
+        return Err(AlgoError::InvalidConfig {
+            field: field.into(),
+            reason: format!("{value} is above the planner's limit of {limit}"),
+        });
+    }
+    Ok(value)
+}
+
 /// Everything the memory planner needs about a run (mirrors the trainer configs' names).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryPlanRequest {
@@ -200,7 +230,9 @@ impl MemoryPlanRequest {
     ///
     /// # Errors
     /// [`AlgoError::InvalidConfig`] for a zero size, a LoRA rank of 0 or no target module, a
-    /// negative or non-finite β, or a model config the model itself refuses.
+    /// negative or non-finite β, a model config the model itself refuses, or a size above the
+    /// planner's limits ([`MAX_SEQUENCES_PER_STEP`], [`MAX_SEQUENCE_TOKENS`], model dimensions),
+    /// products included.
     pub fn validate(&self) -> Result<()> {
         self.model
             .validate()
@@ -208,6 +240,51 @@ impl MemoryPlanRequest {
                 field: "model".into(),
                 reason: error.to_string(),
             })?;
+        let model = &self.model;
+        let heads = model.num_attention_heads;
+        let dimensions = [
+            model.hidden_size,
+            model.intermediate_size,
+            model.num_hidden_layers,
+            heads,
+            model.num_key_value_heads.unwrap_or(heads),
+            model.head_dim.unwrap_or(model.hidden_size / heads.max(1)),
+            model.vocab_size,
+        ];
+        for ((field, limit), value) in MODEL_LIMITS.into_iter().zip(dimensions) {
+            at_most(&format!("model.{field}"), value, limit)?;
+        }
+        let per_step = |field: &str, left: usize, right: usize| {
+            let product = left.checked_mul(right).unwrap_or(usize::MAX);
+            at_most(field, product, MAX_SEQUENCES_PER_STEP)
+        };
+        per_step(
+            "prompts_per_step × num_generations",
+            self.prompts_per_step,
+            self.num_generations,
+        )?;
+        if self.method == TrainMethod::Sft {
+            per_step(
+                "batch_size × gradient_accumulation_steps",
+                self.batch_size,
+                self.gradient_accumulation_steps.unwrap_or(1),
+            )?;
+        }
+        at_most(
+            "gradient_accumulation_steps",
+            self.gradient_accumulation_steps.unwrap_or(1),
+            MAX_SEQUENCES_PER_STEP,
+        )?;
+        at_most(
+            "max_prompt_length + max_completion_length",
+            self.max_prompt_length
+                .checked_add(self.max_completion_length)
+                .unwrap_or(usize::MAX),
+            MAX_SEQUENCE_TOKENS,
+        )?;
+        if let Some(lora) = &self.lora {
+            at_most("lora.r", lora.r, 1 << 20)?;
+        }
         let sizes = [
             ("batch_size", self.batch_size),
             ("prompts_per_step", self.prompts_per_step),

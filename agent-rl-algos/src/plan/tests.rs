@@ -252,3 +252,83 @@ fn bad_requests_name_the_field() {
     let error = WeightDtype::parse("int8").expect_err("unknown").to_string();
     assert!(error.contains("weight_dtype"), "{error}");
 }
+
+/// K = prompts = 2^32: the sequence count overflowed `usize` and the plan reported a fit.
+#[test]
+fn sizes_whose_products_overflow_are_refused_naming_the_field() {
+    let huge = 1usize << 32;
+    let request = MemoryPlanRequest {
+        prompts_per_step: huge,
+        num_generations: huge,
+        device_memory: Some(parse_bytes("80GB").expect("bytes")),
+        ..MemoryPlanRequest::new(preset("qwen2.5-7b").expect("preset"))
+    };
+    let error = plan_memory(&request)
+        .expect_err("too many sequences")
+        .to_string();
+    assert!(
+        error.contains("prompts_per_step × num_generations"),
+        "{error}"
+    );
+    let long = MemoryPlanRequest {
+        max_completion_length: usize::MAX,
+        ..MemoryPlanRequest::new(hand_model())
+    };
+    let error = plan_memory(&long).expect_err("too long").to_string();
+    assert!(error.contains("max_completion_length"), "{error}");
+}
+
+/// K = prompts = 100,000 ran the accumulation search over every count (over 11 minutes): such
+/// a request is refused, and at the largest request accepted the search tries only the
+/// distinct micro-batch sizes.
+#[test]
+fn the_largest_accepted_request_plans_promptly() {
+    let over = MemoryPlanRequest {
+        prompts_per_step: 100_000,
+        num_generations: 100_000,
+        ..MemoryPlanRequest::new(hand_model())
+    };
+    let error = plan_memory(&over).expect_err("above the limit").to_string();
+    assert!(
+        error.contains("prompts_per_step × num_generations"),
+        "{error}"
+    );
+    let request = MemoryPlanRequest {
+        prompts_per_step: 1 << 12,
+        num_generations: 1 << 12,
+        device_memory: Some(1),
+        ..MemoryPlanRequest::new(hand_model())
+    };
+    let started = std::time::Instant::now();
+    let plan = plan_memory(&request).expect("plan");
+    assert_eq!(plan.fits, Some(false));
+    assert_eq!(plan.gradient_accumulation_steps, 1 << 24);
+    // a bounded liveness check with a wide margin (about 8,000 estimates)
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
+/// The distinct-size search picks what trying every count would.
+#[test]
+fn the_search_matches_trying_every_count() {
+    for memory in [1u64, 10_000, 20_000, 40_000, 80_000, u64::MAX] {
+        let request = MemoryPlanRequest {
+            prompts_per_step: 7,
+            num_generations: 5,
+            device_memory: Some(memory),
+            ..MemoryPlanRequest::new(hand_model())
+        };
+        let chosen = plan_memory(&request)
+            .expect("plan")
+            .gradient_accumulation_steps;
+        let every = (1..=35)
+            .find(|&steps| {
+                let fixed = MemoryPlanRequest {
+                    gradient_accumulation_steps: Some(steps),
+                    ..request.clone()
+                };
+                plan_memory(&fixed).expect("plan").total_bytes <= memory
+            })
+            .unwrap_or(35);
+        assert_eq!(chosen, every, "device memory {memory}");
+    }
+}

@@ -232,7 +232,7 @@ impl<B: AutodiffBackend> SftTrainer<B> {
     /// # Errors
     /// [`AlgoError::DatasetRow`] naming the file and line of a row that cannot be rendered or
     /// tokenised (e.g. a template that is not prefix-stable); [`AlgoError::InvalidInput`] when no
-    /// training rows remain; [`AlgoError::Core`] when a checkpoint cannot be written.
+    /// training rows remain or they hold no token the loss covers; [`AlgoError::Core`] when a checkpoint cannot be written.
     pub fn train(&mut self, dataset: &SftDataset) -> Result<SftReport> {
         let started = Instant::now();
         let (train_rows, eval_rows) = match &self.eval_dataset {
@@ -245,6 +245,22 @@ impl<B: AutodiffBackend> SftTrainer<B> {
             return Err(AlgoError::input(
                 "dataset",
                 "has no training rows (after the eval split)",
+            ));
+        }
+        let loss_tokens: usize = train
+            .sequences
+            .iter()
+            .map(|sequence| sequence.loss_mask.iter().filter(|&&loss| loss).count())
+            .sum();
+        if loss_tokens == 0 {
+            // Training on nothing would report loss 0 and save an unchanged model as trained.
+            return Err(AlgoError::input(
+                "dataset",
+                format!(
+                    "its {} training rows hold no token to train on: no assistant turn or \
+                     completion, or every one was cut off at max_length {}",
+                    train.examples, self.config.max_length
+                ),
             ));
         }
         let config = self.config.clone();

@@ -184,3 +184,29 @@ fn gradient_checkpointing_trains_like_the_plain_forward() {
         "{eval} vs {plain_eval}"
     );
 }
+
+/// Rows with nothing the loss covers would train with loss 0 and report success.
+#[test]
+fn data_without_trainable_tokens_is_refused() {
+    use agent_rl_algos::sft::SftExample;
+
+    use super::common::{prompt, tools};
+    let user_only = SftDataset::from_examples(vec![
+        SftExample::Conversation {
+            messages: prompt("get_weather", "Paris"),
+            tools: tools(),
+        };
+        4
+    ]);
+    let cut_short = SftConfig {
+        max_length: 8,
+        ..config(2)
+    };
+    for (rows, config) in [(user_only, config(2)), (tool_call_dataset(4), cut_short)] {
+        let error = trainer(config, 0)
+            .train(&rows)
+            .expect_err("nothing to train on")
+            .to_string();
+        assert!(error.contains("no token to train on"), "{error}");
+    }
+}

@@ -206,11 +206,11 @@ impl ChatTokenizer {
     /// and transformers' `AutoTokenizer` load it back with the same ids, template and eos.
     ///
     /// # Errors
-    /// [`CoreError::Io`] / [`CoreError::Tokenizer`] naming the file that could not be written.
+    /// [`CoreError::Write`] / [`CoreError::Tokenizer`] naming the file that could not be written.
     pub fn save_to_dir(&self, dir: &Path) -> Result<(), CoreError> {
         let io = |path: &Path| {
             let path = path.to_owned();
-            move |source| CoreError::Io { path, source }
+            move |source| CoreError::Write { path, source }
         };
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let path = dir.join("tokenizer.json");

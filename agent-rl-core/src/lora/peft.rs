@@ -35,7 +35,7 @@ pub fn peft_key(layer: usize, target: LoraTarget, matrix: &str) -> String {
 /// Writes `bytes` to `path` atomically ([`crate::atomic::write_atomic`]), naming the file in
 /// the error.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CoreError> {
-    crate::atomic::write_atomic(path, bytes).map_err(|source| CoreError::Io {
+    crate::atomic::write_atomic(path, bytes).map_err(|source| CoreError::Write {
         path: path.to_owned(),
         source,
     })

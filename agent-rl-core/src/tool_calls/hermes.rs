@@ -191,4 +191,30 @@ mod tests {
             assert_eq!(out.content, case.content, "{}", case.text);
         }
     }
+
+    /// serde_json refuses nesting past its recursion limit (128) with an error instead of
+    /// overflowing the stack, in the block and in an `arguments` string alike; run on a thread
+    /// with a small stack so that unbounded recursion would abort rather than pass.
+    #[test]
+    fn deep_nesting_is_malformed_not_an_abort() {
+        let depth = 10_000;
+        let nested = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        let escaped = format!("{}1{}", "{\\\"a\\\": ".repeat(depth), "}".repeat(depth));
+        let texts = [
+            format!(
+                "<tool_call>{{\"name\": \"f\", \"arguments\": {{\"x\": {nested}}}}}</tool_call>"
+            ),
+            format!("<tool_call>{{\"name\": \"f\", \"arguments\": \"{escaped}\"}}</tool_call>"),
+        ];
+        let outputs = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || texts.iter().map(|text| parse(text)).collect::<Vec<_>>())
+            .expect("spawn")
+            .join()
+            .expect("no panic");
+        for out in outputs {
+            assert!(out.tool_calls.is_empty());
+            assert_eq!(out.malformed.len(), 1);
+        }
+    }
 }

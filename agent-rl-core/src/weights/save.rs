@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use burn::prelude::*;
+use safetensors::SafeTensorError;
 use safetensors::tensor::{Dtype, TensorView};
 use serde_json::{Value, json};
 
@@ -144,7 +145,7 @@ fn write_json(path: &Path, value: &Value) -> Result<(), CoreError> {
         path: path.to_owned(),
         source,
     })?;
-    crate::atomic::write_atomic(path, text.as_bytes()).map_err(|source| CoreError::Io {
+    crate::atomic::write_atomic(path, text.as_bytes()).map_err(|source| CoreError::Write {
         path: path.to_owned(),
         source,
     })
@@ -250,13 +251,22 @@ pub(crate) fn write_snapshot(
             "format".to_owned(),
             "pt".to_owned(),
         )]));
+        // An I/O failure (a full disk) is a write error, not a malformed tensor.
         crate::atomic::replace_with(&path, |temporary| {
-            safetensors::serialize_to_file(views, metadata, temporary)
-                .map_err(|err| std::io::Error::other(err.to_string()))
+            safetensors::serialize_to_file(views, metadata, temporary).map_err(|err| match err {
+                SafeTensorError::IoError(source) => source,
+                other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
+            })
         })
-        .map_err(|err| CoreError::Safetensors {
-            file: path.clone(),
-            reason: err.to_string(),
+        .map_err(|source| match source.kind() {
+            std::io::ErrorKind::InvalidData => CoreError::Safetensors {
+                file: path.clone(),
+                reason: source.to_string(),
+            },
+            _ => CoreError::Write {
+                path: path.clone(),
+                source,
+            },
         })?;
     }
     if count > 1 {
@@ -276,7 +286,7 @@ pub(crate) fn write_snapshot(
 /// [`crate::lora::save_adapter`].
 ///
 /// # Errors
-/// [`CoreError::Io`] / [`CoreError::Safetensors`] when writing fails.
+/// [`CoreError::Write`] naming the file when writing fails (a full disk included).
 pub fn save_pretrained<B: Backend>(
     model: &Qwen2ForCausalLm<B>,
     dir: &Path,

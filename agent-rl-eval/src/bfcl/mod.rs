@@ -64,7 +64,7 @@ pub use data::{BfclDataset, BfclEntry, BfclMessage, BfclVersion};
 pub use decode::{DecodedCall, as_calls, decode_text, is_empty_output, tool_calls_to_value};
 pub use evaluator::BfclEvaluator;
 pub use params::Failure;
-pub use pyparse::{PyExpr, parse_expression};
+pub use pyparse::{MAX_EXPRESSION_CHARS, MAX_NESTING_DEPTH, PyExpr, parse_expression};
 pub use report::{BfclReport, CategoryReport};
 pub use resolve::decode_python_calls;
 pub use runner::{BfclRun, BfclRunConfig, BfclRunner, chat_request, decode_completion};

@@ -52,14 +52,30 @@ pub enum PyExpr {
     },
 }
 
+/// Deepest nesting of brackets, calls and unary operators accepted: Python's own parser stops at
+/// 200 parentheses, and a bound keeps the recursion far from any thread's stack limit.
+pub const MAX_NESTING_DEPTH: usize = 100;
+
+/// Longest expression text accepted, in characters (a model answer is far shorter).
+pub const MAX_EXPRESSION_CHARS: usize = 1 << 20;
+
 /// Parses `text` as one Python expression.
 ///
 /// # Errors
-/// A message saying where the syntax is wrong.
+/// A message saying where the syntax is wrong, or that the text is longer than
+/// [`MAX_EXPRESSION_CHARS`] or nests deeper than [`MAX_NESTING_DEPTH`].
 pub fn parse_expression(text: &str) -> Result<PyExpr, String> {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() > MAX_EXPRESSION_CHARS {
+        return Err(format!(
+            "expression of {} characters is longer than the limit of {MAX_EXPRESSION_CHARS}",
+            chars.len()
+        ));
+    }
     let mut parser = Parser {
-        chars: text.chars().collect(),
+        chars,
         pos: 0,
+        depth: 0,
     };
     let expr = parser.expression()?;
     parser.skip_ws();
@@ -82,6 +98,7 @@ pub fn parse_assignments(text: &str) -> Result<Vec<Assignment>, String> {
     let mut parser = Parser {
         chars: text.chars().collect(),
         pos: 0,
+        depth: 0,
     };
     let line_of = |parser: &Parser, pos: usize| {
         1 + parser.chars[..pos.min(parser.chars.len())]
@@ -138,6 +155,8 @@ type CallArguments = (Vec<PyExpr>, Vec<(String, PyExpr)>);
 pub(super) struct Parser {
     pub(super) chars: Vec<char>,
     pub(super) pos: usize,
+    /// Nesting levels open now; every recursion passes through [`Parser::unary`].
+    depth: usize,
 }
 
 const BINARY_LEVELS: [&[&str]; 2] = [&["+", "-"], &["*", "/", "//", "%", "@"]];
@@ -208,7 +227,22 @@ impl Parser {
         }
     }
 
+    /// A unary expression, one nesting level deeper: every recursive path of the grammar
+    /// (brackets, call arguments, subscripts, unary operators, `**`) comes through here.
     fn unary(&mut self) -> Result<PyExpr, String> {
+        if self.depth >= MAX_NESTING_DEPTH {
+            return Err(format!(
+                "nested deeper than {MAX_NESTING_DEPTH} levels at offset {}",
+                self.pos
+            ));
+        }
+        self.depth += 1;
+        let expr = self.unary_operand();
+        self.depth -= 1;
+        expr
+    }
+
+    fn unary_operand(&mut self) -> Result<PyExpr, String> {
         self.skip_ws();
         for op in ["-", "+", "~"] {
             if self.starts_with(op) {

@@ -86,8 +86,12 @@ pub struct BfclRunner<'a> {
     version: BfclVersion,
     config: BfclRunConfig,
     progress: Option<Box<dyn FnMut(usize, usize) + 'a>>,
+    result_sink: Option<ResultSink<'a>>,
     multi_turn_docs: Option<&'a MultiTurnDocs>,
 }
+
+/// Receives each result line as soon as its entry is done (see [`BfclRunner::with_result_sink`]).
+type ResultSink<'a> = Box<dyn FnMut(&ResultLine) -> Result<()> + 'a>;
 
 impl<'a> BfclRunner<'a> {
     /// A runner over `dataset` (whose files follow `version`'s naming) with `config`.
@@ -97,6 +101,7 @@ impl<'a> BfclRunner<'a> {
             version,
             config,
             progress: None,
+            result_sink: None,
             multi_turn_docs: None,
         }
     }
@@ -115,6 +120,23 @@ impl<'a> BfclRunner<'a> {
         self
     }
 
+    /// Hands each result line to `sink` as soon as its entry is done, so that a caller writing
+    /// them out keeps every finished entry when a later one fails (e.g. the endpoint goes away).
+    #[must_use]
+    pub fn with_result_sink(mut self, sink: impl FnMut(&ResultLine) -> Result<()> + 'a) -> Self {
+        self.result_sink = Some(Box::new(sink));
+        self
+    }
+
+    /// Pushes `line` to `results` after handing it to the sink.
+    fn record(&mut self, results: &mut Vec<ResultLine>, line: ResultLine) -> Result<()> {
+        if let Some(sink) = self.result_sink.as_mut() {
+            sink(&line)?;
+        }
+        results.push(line);
+        Ok(())
+    }
+
     /// The entries a run covers: the chosen categories, at most `limit` each.
     pub fn selected_entries(&self) -> Vec<&'a BfclEntry> {
         let dataset: &'a BfclDataset = self.dataset;
@@ -131,7 +153,7 @@ impl<'a> BfclRunner<'a> {
     /// Generates, decodes and checks every selected entry.
     ///
     /// # Errors
-    /// An invalid config, or generation errors of the policy.
+    /// An invalid config, generation errors of the policy, or the result sink's error.
     pub fn run(&mut self, policy: &mut dyn Policy) -> Result<BfclRun> {
         self.config.validate()?;
         let entries = self.selected_entries();
@@ -153,10 +175,11 @@ impl<'a> BfclRunner<'a> {
                     decode_completion(entry, completion),
                     self.config.check,
                 ));
-                results.push(ResultLine {
+                let line = ResultLine {
                     id: entry.id.clone(),
                     result: Value::String(completion.text.clone()),
-                });
+                };
+                self.record(&mut results, line)?;
             }
             if let Some(hook) = self.progress.as_mut() {
                 hook(verdicts.len(), total);
@@ -184,10 +207,11 @@ impl<'a> BfclRunner<'a> {
                 MultiTurnOutcome::Steps(steps) => {
                     let result = json!(steps);
                     verdicts.push(score_output(entry, &result, self.config.check));
-                    results.push(ResultLine {
+                    let line = ResultLine {
                         id: entry.id.clone(),
                         result,
-                    });
+                    };
+                    self.record(&mut results, line)?;
                 }
                 MultiTurnOutcome::Unsupported(reason) => {
                     let mut verdict = score_decoded(entry, Err(reason.clone()), self.config.check);

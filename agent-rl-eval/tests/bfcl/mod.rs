@@ -9,6 +9,7 @@ mod environment;
 mod golden;
 mod grpo_tiny;
 mod multi_turn;
+mod nesting_limits;
 mod replay;
 mod results_file;
 mod runner;

@@ -69,3 +69,34 @@ fn tool_faults_match_original_and_leave_database_unchanged() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A ground-truth action naming no tool changes no database, so the hash comparison alone would
+/// score the replay a success.
+#[test]
+fn replay_with_an_unknown_action_scores_zero() {
+    use agent_rl_eval::tau::data::TauAction;
+    use agent_rl_eval::tau::{load_tasks, replay_task};
+
+    let dir = fixture_dir().join("retail");
+    let db = TauDb::load(Domain::Retail, &dir).expect("retail fixture");
+    let mut task = load_tasks(&dir, "test").expect("tasks").remove(0);
+    assert_eq!(replay_task(&db, 0, &task).reward, Some(1.0));
+    task.actions.push(TauAction {
+        name: "no_such_tool".into(),
+        kwargs: serde_json::json!({}),
+    });
+    assert_eq!(replay_task(&db, 0, &task).reward, Some(0.0));
+}
+
+#[test]
+fn an_empty_task_list_is_an_error_naming_the_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("tasks_test.json"), "[]").expect("write");
+    let error = agent_rl_eval::tau::load_tasks(dir.path(), "test")
+        .expect_err("no tasks")
+        .to_string();
+    assert!(
+        error.contains("tasks_test.json") && error.contains("empty"),
+        "{error}"
+    );
+}

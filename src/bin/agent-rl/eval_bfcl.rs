@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use agent_rl::backend::DeviceKind;
 use agent_rl::core::{BurnPolicy, Policy, SamplingConfig};
+use agent_rl::eval::EvalError;
 use agent_rl::eval::bfcl::{
     BfclDataset, BfclReport, BfclRunConfig, BfclRunner, Category, CheckOptions, ResultLine,
     Verdict,
@@ -162,20 +163,36 @@ impl Job {
         } else {
             None
         };
+        // Each result line is written (and flushed) as its entry finishes: an error later in
+        // the run keeps everything generated before it.
+        let mut saved = match &args.save_results {
+            Some(path) => Some((
+                std::fs::File::create(path)
+                    .with_context(|| format!("creating --save-results {}", path.display()))?,
+                path.clone(),
+            )),
+            None => None,
+        };
         let bar = count_bar("entries");
         let mut runner = BfclRunner::new(&self.dataset, self.version, config)
-            .with_progress(count_progress(&bar));
+            .with_progress(count_progress(&bar))
+            .with_result_sink(|line: &ResultLine| {
+                let Some((file, path)) = saved.as_mut() else {
+                    return Ok(());
+                };
+                // one write per line, so a line is never left half-written by a later error
+                let text = format!("{}\n", json!(line));
+                file.write_all(text.as_bytes())
+                    .map_err(|source| EvalError::Write {
+                        path: path.clone(),
+                        source,
+                    })
+            });
         if let Some(docs) = &docs {
             runner = runner.with_multi_turn_docs(docs);
         }
         let run = runner.run(policy)?;
         bar.finish_and_clear();
-        if let Some(path) = &args.save_results {
-            write_lines(
-                path,
-                run.results.iter().map(|line: &ResultLine| json!(line)),
-            )?;
-        }
         finish(args, &run.verdicts, &run.report)
     }
 }

@@ -42,6 +42,10 @@ pub struct TrainArgs {
     /// RUN_DIR; `max_steps` in the run file is the total.
     #[arg(long, value_name = "RUN_DIR")]
     pub resume: Option<PathBuf>,
+    /// Start afresh in a run directory that holds an earlier run: its checkpoints, metrics and
+    /// models are removed first (without it such a directory is refused).
+    #[arg(long, conflicts_with = "resume")]
+    pub overwrite: bool,
     /// Check the run file and print the resolved config as JSON, without training.
     #[arg(long)]
     pub print_config: bool,

@@ -34,6 +34,7 @@ use crate::train_config::{
 pub struct GrpoJob {
     config: GrpoRunConfig,
     resume: Option<PathBuf>,
+    overwrite: bool,
 }
 
 impl GrpoJob {
@@ -69,6 +70,7 @@ impl GrpoJob {
         Ok(Self {
             config,
             resume: args.resume,
+            overwrite: args.overwrite,
         })
     }
 }
@@ -291,6 +293,7 @@ impl TrainJob for GrpoJob {
         let mut pipeline = Pipeline::builder(model, Arc::clone(&tokenizer))
             .with_run_dir(&dir)
             .with_resume(self.resume.is_some())
+            .with_overwrite(self.overwrite)
             .with_config_record(serde_json::to_value(&config)?)
             .with_observer(StageProgress::default());
         if let Some(rollouts) = &config.rollouts {

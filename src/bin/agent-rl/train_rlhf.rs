@@ -126,6 +126,7 @@ fn print_report<B: AutodiffBackend>(report: &PipelineReport<B>, dir: &Path) -> a
 /// A parsed `train rm` invocation.
 pub struct RmJob {
     config: RmRunConfig,
+    overwrite: bool,
 }
 
 impl RmJob {
@@ -153,7 +154,10 @@ impl RmJob {
         if config.warmup.is_some() && config.data.toy.is_none() {
             bail!("{file}: [warmup] needs toy data (`[data] toy = <count>`)");
         }
-        Ok(Self { config })
+        Ok(Self {
+            config,
+            overwrite: args.overwrite,
+        })
     }
 }
 
@@ -187,6 +191,7 @@ impl TrainJob for RmJob {
         let (model, tokenizer) = load_model::<B>(&config.model)?;
         let pipeline = Pipeline::builder(model, tokenizer)
             .with_run_dir(&dir)
+            .with_overwrite(self.overwrite)
             .with_config_record(serde_json::to_value(&config)?)
             .with_observer(StageProgress::default());
         let reward_model = Some((&config.reward_model, config.lora.as_ref()));
@@ -206,6 +211,7 @@ impl TrainJob for RmJob {
 pub struct PpoJob {
     config: PpoRunConfig,
     resume: Option<PathBuf>,
+    overwrite: bool,
 }
 
 impl PpoJob {
@@ -237,6 +243,7 @@ impl PpoJob {
         Ok(Self {
             config,
             resume: args.resume,
+            overwrite: args.overwrite,
         })
     }
 }
@@ -292,6 +299,7 @@ impl TrainJob for PpoJob {
         let pipeline = Pipeline::builder(model, tokenizer)
             .with_run_dir(&dir)
             .with_resume(self.resume.is_some())
+            .with_overwrite(self.overwrite)
             .with_config_record(serde_json::to_value(&config)?)
             .with_observer(StageProgress::default());
         let reward_model = config.reward_model.as_ref().map(|c| (c, None));

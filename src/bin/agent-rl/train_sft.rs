@@ -15,6 +15,7 @@ use crate::train_config::{DataSection, ModelSection, SftRunConfig, load};
 /// A parsed `train sft` invocation.
 pub struct SftJob {
     config: SftRunConfig,
+    overwrite: bool,
 }
 
 impl SftJob {
@@ -42,7 +43,10 @@ impl SftJob {
             lora.validate()
                 .with_context(|| format!("invalid [lora] in {}", args.config.display()))?;
         }
-        Ok(Self { config })
+        Ok(Self {
+            config,
+            overwrite: args.overwrite,
+        })
     }
 }
 
@@ -89,6 +93,7 @@ impl TrainJob for SftJob {
         let report = Pipeline::builder(model, tokenizer)
             .add_stage(stage)
             .with_run_dir(&dir)
+            .with_overwrite(self.overwrite)
             .with_config_record(serde_json::to_value(&config)?)
             .with_observer(StageProgress::default())
             .build()?
