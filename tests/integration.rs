@@ -7,6 +7,7 @@ mod cli_lora;
 mod cli_plan;
 mod cli_reliability;
 mod cli_rm_score;
+mod cli_swe_grade;
 mod cli_train;
 #[cfg(feature = "serve")]
 mod serve;

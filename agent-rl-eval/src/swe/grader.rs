@@ -1,19 +1,30 @@
 //! The local grader: decides "resolved" as the official harness does, without Docker — a fresh
-//! checkout, the spec's cached venv, the model patch (with the harness's fallbacks), the test
-//! files reset and the test patch applied, the test files run, the log parsed per test, and the
-//! verdict rules of [`super::verdict`].
+//! checkout, the spec's cached venv (built before the patch is applied: the only step that runs
+//! unsandboxed, with the network), the model patch (with the harness's fallbacks), the test
+//! files reset and the test patch applied, the test files run, the harness's own test report
+//! read per test, and the verdict rules of [`super::verdict`].
+//!
+//! Integrity: a patch that touches test infrastructure ([`super::tamper`]) is graded
+//! [`GradeStatus::Tampered`], checked on the paths the patch names before it is applied and on
+//! what actually changed in the tree after; every command on the patched tree runs in the
+//! agent's sandbox ([`super::graded_tree`]); results come from the report the harness's plugin
+//! writes outside the tree (`test_report`), never from the run's output.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::command::{cap_text, git, run_limited};
+use super::command::cap_text;
 use super::env_spec::{EnvSpec, spec_for};
+use super::graded_tree::GradedTree;
 use super::instance::SweInstance;
 use super::patch::{apply_model_patch, apply_patch, patched_files};
+use super::sandbox::SandboxMode;
+use super::tamper::{Tampering, check_patch, check_path};
+use super::test_report;
 use super::test_temp::test_temp_dir;
+use super::tree_snapshot::TreeSnapshot;
 use super::venv::prepare_python;
 use super::verdict::{TestOutcomes, exit_code_contradicts, judge};
 use super::workspace::{RepoSource, Workspace};
@@ -39,6 +50,9 @@ pub enum GradeStatus {
     Timeout,
     /// The prediction has no patch.
     EmptyPatch,
+    /// The patch touches test infrastructure (start-up hooks, conftest, runner config, the
+    /// test patch's files, git metadata; see [`super::tamper`]); never resolved.
+    Tampered,
     /// Anything else that left no usable test log (checkout, test patch, unreadable log).
     Error,
 }
@@ -88,6 +102,11 @@ pub struct GradeConfig {
     pub install_timeout_secs: u64,
     /// When set, each instance's test log is written to `<log_dir>/<instance_id>.log`.
     pub log_dir: Option<PathBuf>,
+    /// The sandbox of every command on the patched tree. Default [`SandboxMode::Auto`] (as the
+    /// agent's); with `Off`, or `Auto` where user namespaces are unavailable, the patch's code
+    /// runs on the host and only the tampering checks stand.
+    #[serde(default)]
+    pub sandbox: SandboxMode,
 }
 
 impl GradeConfig {
@@ -98,6 +117,7 @@ impl GradeConfig {
             test_timeout_secs: 1800,
             install_timeout_secs: 1800,
             log_dir: None,
+            sandbox: SandboxMode::Auto,
         }
     }
 }
@@ -110,8 +130,12 @@ pub struct LocalGrader {
 }
 
 impl LocalGrader {
-    /// A grader over the environment `specs` (e.g. [`super::env_spec::builtin_specs`]).
-    pub fn new(specs: Vec<EnvSpec>, config: GradeConfig) -> Self {
+    /// A grader over the environment `specs` (e.g. [`super::env_spec::builtin_specs`]); the
+    /// config's relative paths are made absolute against the current directory now, since
+    /// installs and tests run in other directories.
+    pub fn new(specs: Vec<EnvSpec>, mut config: GradeConfig) -> Self {
+        config.cache_dir = absolute(&config.cache_dir);
+        config.log_dir = config.log_dir.as_deref().map(absolute);
         Self { specs, config }
     }
 
@@ -134,7 +158,11 @@ impl LocalGrader {
                 return InstanceGrade::early(id, GradeStatus::Error, Some(error.to_string()));
             }
         };
-        let workspace = match Workspace::checkout(source) {
+        let source = RepoSource {
+            repository: absolute(&source.repository),
+            revision: source.revision.clone(),
+        };
+        let workspace = match Workspace::checkout(&source) {
             Ok(workspace) => workspace,
             Err(error) => {
                 return InstanceGrade::early(id, GradeStatus::Error, Some(error.to_string()));
@@ -153,10 +181,39 @@ impl LocalGrader {
                 return InstanceGrade::early(id, GradeStatus::InstallFailed, detail);
             }
         };
-        if let Err(error) = apply_model_patch(&workspace, model_patch) {
+        let test_files = patched_files(&instance.test_patch);
+        let root = workspace.root().to_path_buf();
+        let in_checkout = |path: &str| root.join(path).exists();
+        if let Some(tampering) = check_patch(model_patch, &test_files, &in_checkout) {
+            return tampered(id, &tampering);
+        }
+        let tree = GradedTree::new(workspace.root(), self.config.sandbox);
+        let snapshot = |when: &str| {
+            TreeSnapshot::take(workspace.root()).map_err(|error| {
+                let detail = Some(format!("listing the tree {when} the patch: {error}"));
+                InstanceGrade::early(id, GradeStatus::Error, detail)
+            })
+        };
+        let before = match snapshot("before") {
+            Ok(before) => before,
+            Err(grade) => return grade,
+        };
+        if let Err(error) = apply_model_patch(&tree, &workspace.scratch(), model_patch) {
             return InstanceGrade::early(id, GradeStatus::PatchFailed, Some(error.to_string()));
         }
-        self.run_tests(instance, spec, &workspace, &python)
+        let after = match snapshot("after") {
+            Ok(after) => after,
+            Err(grade) => return grade,
+        };
+        let existed = |path: &str| before.contains(path);
+        let changed = before.changed(&after);
+        if let Some(tampering) = changed
+            .iter()
+            .find_map(|path| check_path(path, &test_files, &existed))
+        {
+            return tampered(id, &tampering);
+        }
+        self.run_tests(instance, spec, &workspace, &tree, &python)
     }
 
     fn run_tests(
@@ -164,6 +221,7 @@ impl LocalGrader {
         instance: &SweInstance,
         spec: &EnvSpec,
         workspace: &Workspace,
+        tree: &GradedTree,
         python: &Path,
     ) -> InstanceGrade {
         let id = instance.instance_id.as_str();
@@ -171,23 +229,23 @@ impl LocalGrader {
             .into_iter()
             .filter(|file| !NON_TEST_ENDINGS.iter().any(|end| file.ends_with(end)))
             .collect();
-        // The test files as they were at the base commit (the model may have edited them).
-        for file in &files {
-            let _ = git(workspace.root(), &["checkout", "-q", "HEAD", "--", file]);
-        }
-        if let Err(error) = apply_patch(workspace, "test.diff", &instance.test_patch) {
+        // The test files as they were at the base commit, then the test patch.
+        let scratch = workspace.scratch();
+        if let Err(error) = apply_patch(tree, &scratch, "test.diff", &instance.test_patch, &files) {
             let detail = Some(format!("test patch: {error}"));
             return InstanceGrade::early(id, GradeStatus::Error, detail);
         }
         let python_text = python.display().to_string();
-        let mut argv = spec
+        let mut argv: Vec<String> = spec
             .test_command
             .iter()
-            .map(|arg| arg.replace("{python}", &python_text));
-        let Some(program) = argv.next() else {
+            .map(|arg| arg.replace("{python}", &python_text))
+            .collect();
+        if argv.is_empty() {
             let detail = Some("the spec's test_command is empty".to_string());
             return InstanceGrade::early(id, GradeStatus::Error, detail);
-        };
+        }
+        argv.extend(files.iter().cloned());
         // Kept until the run ends; removed with its files afterwards.
         let temp = match test_temp_dir(workspace.root(), &self.config.cache_dir) {
             Ok(temp) => temp,
@@ -196,18 +254,15 @@ impl LocalGrader {
                 return InstanceGrade::early(id, GradeStatus::Error, detail);
             }
         };
-        let mut command = Command::new(program);
-        command
-            .args(argv)
-            .args(&files)
-            .current_dir(workspace.root())
-            .env("PYTHONPATH", workspace.root())
-            .env("PYTHONDONTWRITEBYTECODE", "1");
-        if let Some(temp) = &temp {
-            command.env("TMPDIR", temp.path());
-        }
+        let test_scratch = temp
+            .as_ref()
+            .map_or(scratch, |temp| temp.path().to_path_buf());
+        let run = match test_report::prepare(&argv, spec.log_parser, tree.root(), &test_scratch) {
+            Ok(run) => run,
+            Err(reason) => return InstanceGrade::early(id, GradeStatus::Error, Some(reason)),
+        };
         let timeout = Duration::from_secs(self.config.test_timeout_secs);
-        let out = match run_limited(command, timeout, 16 << 20) {
+        let out = match tree.run(&run.script, &test_scratch, timeout, 16 << 20) {
             Ok(out) => out,
             Err(error) => {
                 return InstanceGrade::early(id, GradeStatus::Error, Some(error.to_string()));
@@ -218,25 +273,32 @@ impl LocalGrader {
             let _ = std::fs::write(dir.join(format!("{id}.log")), &out.output);
         }
         let test_secs = out.elapsed.as_secs_f64();
-        if out.timed_out {
-            let detail = Some(format!("tests ran past {}s", self.config.test_timeout_secs));
-            let mut grade = InstanceGrade::early(id, GradeStatus::Timeout, detail);
+        let failed = |status, detail: String| {
+            let mut grade = InstanceGrade::early(id, status, Some(detail));
             grade.test_secs = test_secs;
-            return grade;
+            grade
+        };
+        if out.timed_out {
+            let detail = format!("tests ran past {}s", self.config.test_timeout_secs);
+            return failed(GradeStatus::Timeout, detail);
         }
-        let statuses = spec.log_parser.parse(&out.output);
+        let statuses = match test_report::read(&run.report, spec.log_parser, out.exit_code) {
+            Ok(statuses) => statuses,
+            Err(reason) => {
+                let detail = format!("{reason}: {}", cap_text(&out.output, 1500));
+                return failed(GradeStatus::Error, detail);
+            }
+        };
         let unusable = if statuses.is_empty() {
-            Some("no test results in the log")
+            Some("no test results in the report")
         } else if exit_code_contradicts(&statuses, out.exit_code.unwrap_or(-1)) {
             Some("the test command failed but no test is marked failed")
         } else {
             None
         };
         if let Some(reason) = unusable {
-            let detail = Some(format!("{reason}: {}", cap_text(&out.output, 1500)));
-            let mut grade = InstanceGrade::early(id, GradeStatus::Error, detail);
-            grade.test_secs = test_secs;
-            return grade;
+            let detail = format!("{reason}: {}", cap_text(&out.output, 1500));
+            return failed(GradeStatus::Error, detail);
         }
         let verdict = judge(&statuses, &instance.fail_to_pass, &instance.pass_to_pass);
         InstanceGrade {
@@ -252,5 +314,30 @@ impl LocalGrader {
             detail: None,
             test_secs,
         }
+    }
+}
+
+/// The grade of a patch that touches test infrastructure.
+fn tampered(id: &str, tampering: &Tampering) -> InstanceGrade {
+    InstanceGrade::early(id, GradeStatus::Tampered, Some(tampering.to_string()))
+}
+
+/// `path` made absolute against the current directory (unchanged when that fails).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_config_paths_are_made_absolute() {
+        let mut config = GradeConfig::new("swe-envs");
+        config.log_dir = Some(PathBuf::from("logs"));
+        let grader = LocalGrader::new(Vec::new(), config);
+        let cwd = std::env::current_dir().expect("working directory");
+        assert_eq!(grader.config.cache_dir, cwd.join("swe-envs"));
+        assert_eq!(grader.config.log_dir, Some(cwd.join("logs")));
     }
 }

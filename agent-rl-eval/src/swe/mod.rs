@@ -10,6 +10,7 @@
 //! | the official harness command line and summary | [`harness`] |
 //! | per-version test environments as data | [`env_spec`], [`venv`] |
 //! | checkouts, patches, test logs, verdict, grading | [`workspace`], [`patch`], [`log_parser`], [`verdict`], [`grader`] |
+//! | grader integrity: tampering, the sandboxed tree, the harness's test report | [`tamper`], [`tree_snapshot`], [`graded_tree`], `test_report` |
 //! | commands with a time limit and process-group kill | [`command`] |
 //! | the agent's tools, confined to the workspace | [`aci`], [`file_tools`], [`confine`], [`beneath`], [`sandbox`] |
 //! | the scaffold as an RL environment; the evaluation loop over a `Policy` | [`env`](mod@env), [`runner`] |
@@ -23,6 +24,7 @@ pub mod data;
 pub mod env;
 pub mod env_spec;
 pub mod file_tools;
+pub mod graded_tree;
 pub mod grader;
 pub mod harness;
 pub mod instance;
@@ -32,7 +34,10 @@ pub mod prediction;
 pub mod report;
 pub mod runner;
 pub mod sandbox;
+pub mod tamper;
+mod test_report;
 mod test_temp;
+pub mod tree_snapshot;
 pub mod venv;
 pub mod verdict;
 pub mod workspace;

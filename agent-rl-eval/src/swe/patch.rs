@@ -1,15 +1,16 @@
 //! Applying patches to a workspace the way the official harness does: the model patch is tried
 //! with `git apply`, `git apply --3way`, `git apply --reject`, then `patch --fuzz=5`, resetting
-//! the tree between attempts; the test patch is applied with plain `git apply` on top.
+//! the tree between attempts; the test patch is applied with plain `git apply` on top. Every
+//! attempt and reset runs in the grader's sandbox ([`super::graded_tree`]), since the patch
+//! may already have changed the tree's git config.
 
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::command::{cap_text, run_limited};
-use super::workspace::Workspace;
+use super::command::cap_text;
+use super::graded_tree::{GradedTree, SAFE_GIT, shell_quote};
 use crate::{EvalError, Result};
 
 /// How a model patch got in.
@@ -24,39 +25,39 @@ pub enum PatchApplied {
     AlreadyApplied,
 }
 
-const ATTEMPTS: [&[&str]; 4] = [
-    &["git", "apply", "--verbose"],
-    &["git", "apply", "--verbose", "--3way"],
-    &["git", "apply", "--verbose", "--reject"],
-    &["patch", "--batch", "--forward", "--fuzz=5", "-p1", "-i"],
+const ATTEMPTS: [&str; 4] = [
+    "apply --verbose",
+    "apply --verbose --3way",
+    "apply --verbose --reject",
+    "patch --batch --forward --fuzz=5 -p1 -i",
 ];
 
-/// Applies `patch` to a clean workspace with the harness's fallbacks.
+/// Limit of one attempt (or reset).
+const STEP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Applies `patch` to the clean tree with the harness's fallbacks; the patch file is written
+/// to `scratch` (outside the tree).
 ///
 /// # Errors
 /// [`EvalError::Command`] when no attempt applies it (the reason holds the last attempt's
 /// output), or when writing the patch file or resetting the tree fails.
-pub fn apply_model_patch(workspace: &Workspace, patch: &str) -> Result<PatchApplied> {
-    let file = write_patch(workspace, "model.diff", patch)?;
+pub fn apply_model_patch(tree: &GradedTree, scratch: &Path, patch: &str) -> Result<PatchApplied> {
+    let file = write_patch(scratch, "model.diff", patch)?;
     let mut last = String::new();
     for (index, attempt) in ATTEMPTS.iter().enumerate() {
-        let out = run(workspace.root(), attempt, &file)?;
-        if out.0 {
+        let (ok, output) = run(tree, scratch, attempt, &file)?;
+        if ok {
             return Ok(if index == 3 {
                 PatchApplied::Fuzzy
             } else {
                 PatchApplied::GitApply
             });
         }
-        last = out.1;
-        workspace.reset()?;
+        last = output;
+        reset(tree, scratch)?;
     }
-    let reverse = run(
-        workspace.root(),
-        &["git", "apply", "--check", "--reverse"],
-        &file,
-    )?;
-    if reverse.0 {
+    let (reverse, _) = run(tree, scratch, "apply --check --reverse", &file)?;
+    if reverse {
         return Ok(PatchApplied::AlreadyApplied);
     }
     Err(EvalError::Command {
@@ -65,19 +66,38 @@ pub fn apply_model_patch(workspace: &Workspace, patch: &str) -> Result<PatchAppl
     })
 }
 
-/// Applies `patch` with `git apply --verbose` on top of the current tree.
+/// Restores `files` to the checked-out revision, then applies `patch` with
+/// `git apply --verbose` on top of the tree.
 ///
 /// # Errors
 /// [`EvalError::Command`] with git's output when it does not apply.
-pub fn apply_patch(workspace: &Workspace, name: &str, patch: &str) -> Result<()> {
-    let file = write_patch(workspace, name, patch)?;
-    let (ok, output) = run(workspace.root(), ATTEMPTS[0], &file)?;
-    if ok {
+pub fn apply_patch(
+    tree: &GradedTree,
+    scratch: &Path,
+    name: &str,
+    patch: &str,
+    restore: &[String],
+) -> Result<()> {
+    let file = write_patch(scratch, name, patch)?;
+    let mut script = String::new();
+    for path in restore {
+        // A file the model deleted or never had is fine to skip.
+        script.push_str(&format!(
+            "{SAFE_GIT} checkout -q HEAD -- {} 2>/dev/null; ",
+            shell_quote(path)
+        ));
+    }
+    script.push_str(&format!(
+        "{SAFE_GIT} apply --verbose {}",
+        shell_quote(&file.display().to_string())
+    ));
+    let out = tree.run(&script, scratch, STEP_TIMEOUT, 1 << 20)?;
+    if out.success() {
         Ok(())
     } else {
         Err(EvalError::Command {
             command: format!("git apply {name}"),
-            reason: cap_text(&output, 2000),
+            reason: cap_text(&out.output, 2000),
         })
     }
 }
@@ -91,13 +111,26 @@ pub fn patched_files(patch: &str) -> Vec<String> {
         .collect()
 }
 
-fn write_patch(workspace: &Workspace, name: &str, patch: &str) -> Result<std::path::PathBuf> {
-    let dir = workspace.scratch();
+/// Discards every change (tracked and untracked files) since the checkout.
+fn reset(tree: &GradedTree, scratch: &Path) -> Result<()> {
+    let script = format!("{SAFE_GIT} checkout -q -- . && {SAFE_GIT} clean -fdq");
+    let out = tree.run(&script, scratch, STEP_TIMEOUT, 1 << 20)?;
+    if out.success() {
+        Ok(())
+    } else {
+        Err(EvalError::Command {
+            command: "reset the tree".into(),
+            reason: cap_text(&out.output, 2000),
+        })
+    }
+}
+
+fn write_patch(dir: &Path, name: &str, patch: &str) -> Result<PathBuf> {
     let io = |source| EvalError::Io {
-        path: dir.clone(),
+        path: dir.to_path_buf(),
         source,
     };
-    std::fs::create_dir_all(&dir).map_err(io)?;
+    std::fs::create_dir_all(dir).map_err(io)?;
     let file = dir.join(name);
     let mut text = patch.to_string();
     if !text.ends_with('\n') {
@@ -107,10 +140,17 @@ fn write_patch(workspace: &Workspace, name: &str, patch: &str) -> Result<std::pa
     Ok(file)
 }
 
-fn run(root: &Path, argv: &[&str], file: &Path) -> Result<(bool, String)> {
-    let mut command = Command::new(argv[0]);
-    command.current_dir(root).args(&argv[1..]).arg(file);
-    let out = run_limited(command, Duration::from_secs(120), 1 << 20)?;
+fn run(tree: &GradedTree, scratch: &Path, attempt: &str, file: &Path) -> Result<(bool, String)> {
+    let program = if attempt.starts_with("patch") {
+        String::new()
+    } else {
+        format!("{SAFE_GIT} ")
+    };
+    let script = format!(
+        "{program}{attempt} {}",
+        shell_quote(&file.display().to_string())
+    );
+    let out = tree.run(&script, scratch, STEP_TIMEOUT, 1 << 20)?;
     Ok((out.success(), out.output))
 }
 

@@ -35,6 +35,11 @@ pub fn prepare_python(
     if !spec.needs_venv() {
         return Ok(interpreter);
     }
+    // pip runs in the venv's folder: a relative cache path would point elsewhere from there.
+    let cache_dir = std::path::absolute(cache_dir).map_err(|source| EvalError::Io {
+        path: cache_dir.to_path_buf(),
+        source,
+    })?;
     let dir = cache_dir.join(venv_name(spec, &interpreter));
     let python = dir.join("bin").join("python");
     if dir.join(COMPLETE).exists() {

@@ -2,6 +2,7 @@
 //! repository with a real bug (standard-library Python only) for the scaffold and grader.
 
 mod fixture;
+mod grader_integrity;
 mod grpo;
 mod real_data;
 mod scaffold;

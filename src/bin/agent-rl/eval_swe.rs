@@ -1,15 +1,16 @@
 //! `agent-rl eval swe`: SWE-bench Verified — run the agent scaffold, grade predictions locally.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_rl::backend::{DeviceKind, PolicyJob};
 use agent_rl::core::{BurnPolicy, Policy, SamplingConfig};
 use agent_rl::eval::swe::{
-    GradeConfig, LocalGrader, SandboxMode, SweEnvConfig, SweReport, SweRunConfig, builtin_specs,
-    episodes_path, grade_predictions, load_data_instances, load_specs, predictions, read_episodes,
-    read_predictions, run_swe, tasks_for, write_episodes, write_predictions,
+    GradeConfig, GradeStatus, InstanceGrade, LocalGrader, SandboxMode, SweEnvConfig, SweFinish,
+    SweReport, SweRunConfig, builtin_specs, episodes_path, grade_predictions, load_data_instances,
+    load_specs, predictions, read_episodes, read_predictions, run_swe, tasks_for, write_episodes,
+    write_predictions,
 };
 use agent_rl::progress::{count_bar, count_progress};
 use anyhow::Context;
@@ -110,6 +111,26 @@ pub struct GradeArgs {
     /// Folder for the per-instance test logs.
     #[arg(long)]
     log_dir: Option<PathBuf>,
+    /// Sandbox of everything run on a patched tree (applying the patch, the tests): `auto`,
+    /// `required` or `off`.
+    #[arg(long, default_value = "auto", value_parser = parse_sandbox)]
+    sandbox: SandboxMode,
+}
+
+/// `path` made absolute against the current directory, so that it means the same in the
+/// other directories commands run in (`flag` names it in the error).
+fn absolute(flag: &str, path: &Path) -> anyhow::Result<PathBuf> {
+    std::path::absolute(path).with_context(|| format!("{flag} {}", path.display()))
+}
+
+/// The data folder, which must exist, as an absolute path.
+fn data_folder(path: &Path) -> anyhow::Result<PathBuf> {
+    path.canonicalize().with_context(|| {
+        format!(
+            "--data {}: not a folder (pass the folder holding swebench/)",
+            path.display()
+        )
+    })
 }
 
 fn parse_sandbox(text: &str) -> Result<SandboxMode, String> {
@@ -155,7 +176,7 @@ impl RunJob {
     /// Runs the instances with `policy` as the agent and writes the predictions and episodes.
     fn evaluate(&self, policy: &mut dyn Policy) -> anyhow::Result<()> {
         let args = &self.args;
-        let tasks = tasks_for(&args.data, &args.instances)?;
+        let tasks = tasks_for(&data_folder(&args.data)?, &args.instances)?;
         let mut env = SweEnvConfig {
             max_steps: args.max_steps,
             max_wall_secs: args.max_wall_secs,
@@ -187,6 +208,17 @@ impl RunJob {
         write_predictions(&args.out, &predictions(&episodes, &name))?;
         let log = episodes_path(&args.out);
         write_episodes(&log, &episodes)?;
+        let broken = episodes
+            .iter()
+            .filter(|e| e.outcome.finish_reason == SweFinish::EnvironmentError)
+            .count();
+        if broken > 0 && broken == episodes.len() {
+            anyhow::bail!(
+                "every instance ({broken}) failed to set up its workspace (environment_error); \
+                 see {} — is --data right?",
+                log.display()
+            );
+        }
         let submitted = episodes
             .iter()
             .filter(|e| !e.outcome.patch.trim().is_empty())
@@ -207,18 +239,23 @@ fn grade(args: &GradeArgs) -> anyhow::Result<()> {
         Some(path) => load_specs(path)?,
         None => builtin_specs(),
     };
-    let mut config = GradeConfig::new(&args.cache_dir);
+    let data = data_folder(&args.data)?;
+    let mut config = GradeConfig::new(absolute("--cache-dir", &args.cache_dir)?);
     config.test_timeout_secs = args.test_timeout_secs;
-    config.log_dir.clone_from(&args.log_dir);
+    config.log_dir = match &args.log_dir {
+        Some(dir) => Some(absolute("--log-dir", dir)?),
+        None => None,
+    };
+    config.sandbox = args.sandbox;
     let grader = Arc::new(LocalGrader::new(specs, config));
-    let instances = load_data_instances(&args.data)?;
+    let instances = load_data_instances(&data)?;
     let predictions = read_predictions(&args.predictions)?;
     let bar = count_bar("instances");
     let grades = grade_predictions(
         &grader,
         &instances,
         &predictions,
-        &args.data,
+        &data,
         &mut count_progress(&bar),
     )?;
     bar.finish_and_clear();
@@ -232,5 +269,32 @@ fn grade(args: &GradeArgs) -> anyhow::Result<()> {
     std::fs::write(&args.report, serde_json::to_string_pretty(&report)? + "\n")
         .with_context(|| format!("writing {}", args.report.display()))?;
     write!(std::io::stdout().lock(), "{}", report.to_markdown())?;
-    Ok(())
+    environment_check(&grades, &args.report)
+}
+
+/// An error when every graded prediction (empty patches aside) failed for want of a working
+/// environment (`install_failed`, `error`): such a run measured nothing, and exiting 0 would
+/// pass it off as a 0% score.
+fn environment_check(grades: &[InstanceGrade], report: &Path) -> anyhow::Result<()> {
+    let graded: Vec<&InstanceGrade> = grades
+        .iter()
+        .filter(|grade| grade.status != GradeStatus::EmptyPatch)
+        .collect();
+    let broken = |grade: &&InstanceGrade| {
+        matches!(
+            grade.status,
+            GradeStatus::InstallFailed | GradeStatus::Error
+        )
+    };
+    match graded.first() {
+        Some(first) if graded.iter().all(broken) => anyhow::bail!(
+            "every graded instance ({}) failed for its environment (install_failed or error), \
+             so nothing was measured; the first, {}: {} (report written to {})",
+            graded.len(),
+            first.instance_id,
+            first.detail.as_deref().unwrap_or("no detail"),
+            report.display()
+        ),
+        _ => Ok(()),
+    }
 }
