@@ -5,7 +5,7 @@
 //! are removed, and only they: a run directory may sit among the user's own files), and writes
 //! a new random id to `run_id`. Every checkpoint's `trainer_state.json` records the id of the
 //! directory it was written into, and a resume refuses a checkpoint whose id is not the
-//! directory's ([`check_checkpoint_run`]): an old run's `checkpoint-40/` left beside a new run
+//! directory's: an old run's `checkpoint-40/` left beside a new run
 //! can no longer be continued as if it were the new run's.
 //!
 //! ```

@@ -228,8 +228,8 @@ const GIT_OVERRIDES: [&str; 8] = [
 ];
 
 /// A `git` command in `dir` with a cleared environment (only `PATH`), no system or user config,
-/// and [`GIT_OVERRIDES`]. The repository's own config is still read: on a tree the agent wrote,
-/// run git on a git directory it cannot reach ([`super::workspace::Workspace::git`]).
+/// and hooks, the file-system monitor and the pager switched off. The repository's own config is
+/// still read: on a tree the agent wrote, run git on a git directory it cannot reach ([`super::workspace::Workspace::git`]).
 pub fn git_command(dir: &Path) -> Command {
     let mut command = Command::new("git");
     command
