@@ -4,19 +4,18 @@
 //! MiB. Two allocator behaviours cost a CPU run dearly:
 //!
 //! - Giving freed pages back to the kernel. Every step then pays to fault in and zero the same
-//!   memory again: on the GRPO benchmark that was a third of the step with glibc's defaults
-//!   (`clear_page_erms` at the top of `perf`), and 17% of it with mimalloc's default purge delay
-//!   (256 + 256 tokens, 2026-12-06).
+//!   memory again (`clear_page_erms` at the top of `perf` on the GRPO benchmark, with glibc's
+//!   defaults and with mimalloc's default purge delay alike).
 //! - Per-thread heaps that keep their own freed blocks. glibc's malloc serves each thread from
 //!   one of up to eight arenas per core and never moves a freed block between them, so the peak
-//!   resident set depends on which rayon worker happened to allocate what: the GRPO benchmark's
-//!   peak RSS varied from 1.06 to 1.54 GB between identical runs (256 + 256 tokens) and from 362
-//!   to 505 MB (64 + 64).
+//!   resident set depends on which rayon worker happened to allocate what, and varies widely
+//!   between identical runs.
 //!
 //! [`HostAllocator`] (mimalloc) has neither problem once [`tune_host_allocator`] turns its
-//! purging off: identical runs peaked at 1.10–1.18 GB and 400–447 MB on the same shapes, and the
-//! step was as fast as glibc's (interleaved runs, 2026-12-06). A library cannot choose the process's allocator, so the CLI and
-//! the examples install it and call [`tune_host_allocator`] first; embedders may do the same:
+//! purging off: identical runs peak within a few percent of each other, and the step is as fast
+//! as with glibc (measurements in the book's experiment write-ups). A library cannot choose the
+//! process's allocator, so the CLI and the examples install it and call [`tune_host_allocator`]
+//! first; embedders may do the same:
 //!
 //! ```
 //! #[global_allocator]

@@ -6,9 +6,8 @@
 //! step to those workers from outside the pool and sleeps until they finish, and runs the step's
 //! serial parts (autodiff bookkeeping, the optimiser, small tensor ops) as one more thread beside
 //! workers that spin before they sleep. Driven from a worker, the serial parts and the loops take
-//! turns on the pool's own threads: the GRPO benchmark's step at 64 + 64 tokens took 0.544–0.576
-//! s against 0.572–0.614 s from the main thread (three interleaved pairs, 2026-12-07,
-//! `bench_grpo`; within noise at 256 + 256).
+//! turns on the pool's own threads, which makes short steps measurably faster (`bench_grpo`; the
+//! figures are in the book's experiment write-ups).
 //!
 //! A library cannot move its caller onto another thread, so the CLI and the examples call
 //! [`on_compute_pool`] first, after [`crate::host_allocator::tune_host_allocator`]; embedders

@@ -25,8 +25,8 @@
 //! itself for backward: its f32 copy exists one block (4M values) at a time, during one product.
 //! The final norm's input and the gradient flowing back into the layers add `2H` per position.
 //!
-//! The backward pass of one layer adds its working set, the larger of its two phases (measured by
-//! naming the live allocations at `bench_memory`'s peaks by size, 2026-12-06): the MLP goes first,
+//! The backward pass of one layer adds its working set, the larger of its two phases (read from
+//! the live allocations at `bench_memory`'s peaks, by size): the MLP goes first,
 //! and at its SiLU·up step the gradient of the layer's output (`H`) and the gradients of the
 //! product, gate and up (`3I`) exist while the product is already freed, `H + 2I` net (a half
 //! weight's f32 block instead of one `I` the step before, when that is larger); then attention,

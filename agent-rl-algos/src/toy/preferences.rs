@@ -146,8 +146,8 @@ fn wrong_arguments(call: &ToolCall, pool: &[Value], rng: &mut ChaCha8Rng) -> Opt
 /// refusal, and the right call beats a malformed rendering of itself
 /// ([`malformed_call_text`], its kind cycling with the task index). Without the last pair a
 /// reward model never sees a malformed call and may score one like the call it resembles,
-/// which PPO then exploits (measured: issue 17, seed 2). The wrong call alternates between the wrong tool with the right arguments (even
-/// tasks) and the right tool with one wrong argument value drawn from the other tasks of
+/// which PPO then exploits. The wrong call alternates between the wrong tool with the right
+/// arguments (even tasks) and the right tool with one wrong argument value drawn from the other tasks of
 /// `tasks` (odd tasks). The conversations are single-turn — the request, then one assistant
 /// message — as [`RewardModelScorer`](crate::RewardModelScorer) renders a single-turn episode,
 /// and carry the task's tools. `seed` draws the wrong values and the refusals.

@@ -14,10 +14,8 @@ pub(super) const CLASSIC_CITIES: [&str; 12] = [
 /// Which pool a toy request draws its values from.
 ///
 /// The pools share the twelve cities: a model as small as the demo's, warmed up for a hundred
-/// steps, learns to reproduce the cities it was shown, not to copy unseen names (measured:
-/// held-out requests naming 51 unseen generated cities got no call right after SFT on 205
-/// others, 2026-12-05), so a held-out city would measure nothing GRPO can change. Everything
-/// else differs: operands and phrasings.
+/// steps, learns to reproduce the cities it was shown, not to copy unseen names, so a held-out
+/// city would measure nothing GRPO can change. Everything else differs: operands and phrasings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToySplit {

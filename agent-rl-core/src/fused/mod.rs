@@ -214,10 +214,9 @@ pub(crate) const BLOCKED_MIN_SCORES: usize = 1 << 16;
 
 /// Cached positions from which a decode step (one query per row) runs the blocked kernel on
 /// Flex. Below it the whole-matrix products, which hand every step's whole cache to `gemm` to be
-/// packed, were as fast or faster (8 sequences: 3.62 against 3.79 ms per step at 512 positions,
-/// level at 1,024); above it they fall behind (9.04 against 6.52 ms at 2,048; `bench_multi_turn`'s
-/// cache-reuse rollout over 2,000–3,200 positions 5.50–5.62 against 4.75–4.93 s). Short caches
-/// keeping the products also keeps the numerics of short, toy-sized rollouts as they were.
+/// packed, are as fast or faster; above it they fall behind (`bench_multi_turn`, figures in the
+/// book's write-up on decoding at long caches). Short caches keeping the products also keeps the
+/// numerics of short, toy-sized rollouts as they were.
 #[cfg_attr(not(feature = "flex"), allow(dead_code))]
 pub(crate) const BLOCKED_DECODE_MIN_KEYS: usize = 1024;
 

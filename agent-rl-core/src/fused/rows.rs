@@ -7,8 +7,8 @@
 //! Outputs are uninitialised buffers (`MaybeUninit<f32>`) that each `*_into` kernel writes in full (every
 //! row through [`write_row1`] and its siblings, which check their inputs' lengths, or an index
 //! loop over the whole checked length), so the public kernels allocate them without zeroing
-//! first ([`written_by`]) and hand back plain `Vec<f32>`s: the zeroing pass on the calling thread cost 3.8% of a GRPO step at 64 + 64
-//! tokens (0.549 against 0.528 s, five interleaved pairs, 2026-12-07).
+//! first ([`written_by`]) and hand back plain `Vec<f32>`s: a zeroing pass on the calling thread
+//! is a measurable share of a short GRPO step (docs/src/experiments).
 
 use std::mem::MaybeUninit;
 
