@@ -3,14 +3,15 @@
 //! a teacher that calls `get_time` for 70% of weather requests (`toy_biased_sft_dataset`), where
 //! imitation alone answers weather requests with the wrong tool, single-turn GRPO with the
 //! standard reward recipe (and a KL term to the warm-up model — the base with the adapters off)
-//! raises the mean reward and the held-out exact-call success on every seed in `SEEDS`; none is
-//! picked. Held-out requests are phrased and numbered unlike any training one
-//! (`ToySplit::HeldOut`, checked disjoint in `tests/toy.rs`). Full fine-tuning's gain, against a
-//! more-SFT control arm, is `gain.rs`.
+//! raises the mean reward and the held-out exact-call success on every seed in `SEEDS`, and the
+//! held-out success by [`MEAN_MARGIN`] on average over them; none is picked. Held-out requests
+//! are phrased and numbered unlike any training one (`ToySplit::HeldOut`, checked disjoint in
+//! `tests/toy.rs`). Full fine-tuning's gain, against a more-SFT control arm, is `gain.rs`.
 //!
-//! Measured 2026-12-06 (dev profile, 60 held-out requests, 2 cores shared with a CI run): held-out
-//! exact-call success 0.117 -> 0.317, 0.167 -> 0.450, 0.300 -> 0.517 and mean reward 1.82 ->
-//! 3.05, 2.62 -> 3.40, 2.40 -> 3.44 on seeds 1-3; 266 s for the three.
+//! The run's last bits depend on the CPU (gemm's kernels and blocking follow its SIMD width and
+//! cache sizes) and a last-bit change moves the sampled tokens, so one seed's gain differs between
+//! machines: the per-seed bar is a rise beyond noise, the size of the gain is asserted on the mean
+//! (figures per machine in docs/src/experiments/2026-12-08-learning-tests-across-cpus.md).
 
 use std::sync::Arc;
 
@@ -31,9 +32,11 @@ use crate::B;
 const SEEDS: [u64; 3] = [1, 2, 3];
 /// GRPO steps (8 prompts × 8 completions each).
 const GRPO_STEPS: usize = 30;
-/// The held-out exact-call success GRPO must add to the warm-up's on every seed (one request
-/// of 60 is 0.017).
-const MARGIN: f32 = 0.1;
+/// The held-out exact-call success GRPO must add to the warm-up's on every seed: three of the
+/// 60 requests (one is 0.017).
+const SEED_MARGIN: f32 = 0.05;
+/// The held-out exact-call success GRPO must add to the warm-up's on average over `SEEDS`.
+const MEAN_MARGIN: f32 = 0.15;
 /// Tokens per completion, in GRPO and in the greedy evaluation.
 const MAX_TOKENS: usize = 64;
 /// LoRA's learning rate: four times full fine-tuning's 1e-3 in `gain.rs`, as LoRA's updates
@@ -47,16 +50,25 @@ fn lora_grpo_raises_held_out_call_success_on_every_seed_where_imitation_plateaus
         alpha: 16.0,
         ..LoraConfig::default()
     };
-    let failures: Vec<String> = SEEDS
-        .into_iter()
-        .flat_map(|seed| learns_tool_use(seed, &lora))
-        .collect();
+    let mut failures = Vec::new();
+    let mut gains = Vec::new();
+    for seed in SEEDS {
+        let (gain, failed) = learns_tool_use(seed, &lora);
+        gains.push(gain);
+        failures.extend(failed);
+    }
+    let mean = gains.iter().sum::<f32>() / gains.len() as f32;
+    if mean < MEAN_MARGIN {
+        failures.push(format!(
+            "held-out success rose by {mean} on average over the seeds ({gains:?}; needs +{MEAN_MARGIN})"
+        ));
+    }
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-/// SFT warm-up on the biased teacher, then GRPO on LoRA adapters, all with `seed`; returns
-/// what did not rise.
-fn learns_tool_use(seed: u64, lora: &LoraConfig) -> Vec<String> {
+/// SFT warm-up on the biased teacher, then GRPO on LoRA adapters, all with `seed`; returns the
+/// held-out success GRPO added and what did not rise.
+fn learns_tool_use(seed: u64, lora: &LoraConfig) -> (f32, Vec<String>) {
     let started = std::time::Instant::now();
     let tokenizer = Arc::new(toy_tokenizer().expect("tokenizer"));
     let model =
@@ -127,11 +139,11 @@ fn learns_tool_use(seed: u64, lora: &LoraConfig) -> Vec<String> {
             "seed {seed}: mean reward did not rise: {first} -> {last}"
         ));
     }
-    if after.success_rate < before.success_rate + MARGIN {
+    if after.success_rate < before.success_rate + SEED_MARGIN {
         failures.push(format!(
-            "seed {seed}: held-out success {} -> {} (needs +{MARGIN})",
+            "seed {seed}: held-out success {} -> {} (needs +{SEED_MARGIN})",
             before.success_rate, after.success_rate
         ));
     }
-    failures
+    (after.success_rate - before.success_rate, failures)
 }
