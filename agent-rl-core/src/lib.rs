@@ -79,6 +79,6 @@ pub use environment::{Action, Environment, EnvironmentFactory, StepOutcome, Task
 pub use error::{CoreError, Result};
 pub use generation::{FinishReason, SamplingConfig};
 pub use model::{Qwen2ForCausalLm, Qwen2ForSequenceClassification};
-pub use policy::{ChatRequest, Completion, Policy};
+pub use policy::{ChatRequest, Completion, ContextFit, Policy};
 pub use tool_calls::{HermesToolCallParser, MalformedToolCall, ParsedOutput, ToolCallParser};
 pub use trajectory::{AssistantTurn, Trajectory};

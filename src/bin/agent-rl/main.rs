@@ -10,6 +10,7 @@ mod eval;
 mod eval_bfcl;
 mod eval_swe;
 mod eval_tau;
+mod failure_args;
 mod generate;
 mod logprobs;
 mod merge;
