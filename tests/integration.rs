@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod cli_config;
 mod cli_crash;
 mod cli_eval_failures;
 mod cli_lora;
