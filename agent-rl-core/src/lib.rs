@@ -49,6 +49,8 @@
 //! backend; the facade (`agent-rl`, whose default `flex` feature turns this one on) and tests
 //! do.
 #![warn(missing_docs)]
+// docs.rs (nightly, `--cfg docsrs`) marks each feature-gated item with its feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent_loop;
 pub mod atomic;
