@@ -120,6 +120,10 @@ fn eval_bfcl_reports_an_overlong_entry_and_keeps_the_others() {
         text.contains("exceed the model's context of 4096 tokens"),
         "{text}"
     );
+    assert!(
+        text.contains("entries 3/3 ("),
+        "progress lines off a terminal: {text}"
+    );
     let table = String::from_utf8_lossy(&output.stdout);
     assert!(table.contains("| simple_python | 3 |"), "{table}");
     assert!(table.contains("| multi-turn overall | n/a |"), "{table}");
