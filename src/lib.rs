@@ -16,6 +16,8 @@
 //! # Ok::<(), agent_rl::core::CoreError>(())
 //! ```
 #![warn(missing_docs)]
+// docs.rs (nightly, `--cfg docsrs`) marks each feature-gated item with its feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod backend;
 pub mod host_allocator;

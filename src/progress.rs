@@ -6,28 +6,30 @@ use agent_rl_algos::pipeline::PipelineObserver;
 use agent_rl_algos::{StepMetrics, ToolUseScores};
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// A progress bar `label [=====>   ] pos/len msg (elapsed)` on stderr.
+/// A progress bar `label [=====>   ] pos/len msg (elapsed, rate, eta)` on stderr.
 pub fn progress_bar(len: usize, label: &str) -> ProgressBar {
     let bar = ProgressBar::new(len as u64);
-    if let Ok(style) =
-        ProgressStyle::with_template("{prefix:>6} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
-    {
+    if let Ok(style) = ProgressStyle::with_template(
+        "{prefix:>6} [{bar:30}] {pos}/{len} {msg} ({elapsed}, {per_sec}, eta {eta})",
+    ) {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_prefix(label.to_owned());
     bar
 }
 
-/// An unlabelled bar `[====    ] pos/len unit elapsed/eta` on stderr, for counts that arrive
-/// through [`count_progress`] (its length is set by the first report).
+/// An unlabelled bar `[====    ] pos/len unit elapsed/eta rate` on stderr, for counts that
+/// arrive through [`count_progress`] (its length is set by the first report; `unit` is also the
+/// prefix of the plain lines written off a terminal).
 pub fn count_bar(unit: &str) -> ProgressBar {
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template(&format!(
-            "{{bar:40}} {{pos}}/{{len}} {unit} {{elapsed}}/{{eta}}"
+            "{{bar:40}} {{pos}}/{{len}} {unit} {{elapsed}}/{{eta}} {{per_sec}}"
         ))
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    bar.set_prefix(unit.to_owned());
     bar
 }
 
@@ -42,9 +44,20 @@ pub fn count_bar(unit: &str) -> ProgressBar {
 /// assert_eq!((bar.position(), bar.length()), (3, Some(10)));
 /// ```
 pub fn count_progress(bar: &ProgressBar) -> impl FnMut(usize, usize) + '_ {
+    let plain = !std::io::stderr().is_terminal();
+    let mut last_line = 0;
     move |done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
+        // Off a terminal (a log file, CI) the bar is not drawn: about 20 plain lines instead.
+        let step = done as u64;
+        if plain
+            && step > last_line
+            && let Some(line) = plain_progress_line(bar, step, total as u64)
+        {
+            last_line = step;
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
+        }
     }
 }
 
@@ -84,11 +97,18 @@ pub fn plain_line_interval(planned: u64) -> u64 {
 pub fn plain_progress_line(bar: &ProgressBar, step: u64, planned: u64) -> Option<String> {
     let due = step == 1 || step == planned || step.is_multiple_of(plain_line_interval(planned));
     due.then(|| {
+        let message = bar.message();
+        let rate = bar.per_sec();
+        let eta = if rate > 0.0 {
+            format!(", eta {:.0}s", bar.eta().as_secs_f64())
+        } else {
+            String::new()
+        };
         format!(
-            "{} {step}/{} {} ({:.1}s)",
+            "{} {step}/{}{}{message} ({:.1}s, {rate:.2}/s{eta})",
             bar.prefix().trim(),
             bar.length().unwrap_or(step).max(step),
-            bar.message(),
+            if message.is_empty() { "" } else { " " },
             bar.elapsed().as_secs_f64()
         )
     })

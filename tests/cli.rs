@@ -306,29 +306,41 @@ fn eval_tau_replay_writes_observations_and_rewards() {
 
 /// `eval tau run` wiring with the tiny model as agent and customer: the customer's opening turn
 /// is generated from the fixture prompt; the agent's prompt (wiki + tools) exceeds the tiny
-/// model's 256 positions, which must fail those episodes (reward 0), not the run.
+/// model's 256 positions, which must fail those episodes (reward 0) with their ids on stderr;
+/// the report is still written, and the command fails since nothing was evaluated.
 #[test]
 fn eval_tau_run_records_failed_episodes_and_reports() {
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("agent-rl-eval/tests/fixtures/tau");
     let dir = tempfile::tempdir().unwrap();
     let report_path = dir.path().join("report.json");
-    let markdown = run(&[
-        "eval",
-        "tau",
-        "run",
-        "--data",
-        data.to_str().unwrap(),
-        "--domain",
-        "airline",
-        "--model",
-        fixtures().join("tied_f32").to_str().unwrap(),
-        "--trials",
-        "2",
-        "--max-new-tokens",
-        "4",
-        "--report",
-        report_path.to_str().unwrap(),
-    ]);
+    let output = Command::new(env!("CARGO_BIN_EXE_agent-rl"))
+        .args([
+            "eval",
+            "tau",
+            "run",
+            "--data",
+            data.to_str().unwrap(),
+            "--domain",
+            "airline",
+            "--model",
+            fixtures().join("tied_f32").to_str().unwrap(),
+            "--trials",
+            "2",
+            "--max-new-tokens",
+            "4",
+            "--report",
+            report_path.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("every one of the 2 episodes failed")
+            && stderr.contains("task 0 trial 1: "),
+        "{stderr}"
+    );
+    let markdown = String::from_utf8_lossy(&output.stdout);
     assert!(markdown.contains("| pass^2 | 0.0000 |"), "{markdown}");
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
@@ -345,7 +357,7 @@ fn eval_tau_run_records_failed_episodes_and_reports() {
             episode["error"]
                 .as_str()
                 .unwrap()
-                .contains("max_position_embeddings")
+                .contains("exceed the model's context of 256 tokens")
         );
     }
 }

@@ -2,7 +2,9 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod cli_config;
 mod cli_crash;
+mod cli_eval_failures;
 mod cli_lora;
 mod cli_plan;
 mod cli_reliability;

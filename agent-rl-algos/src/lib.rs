@@ -1,13 +1,15 @@
 //! # agent-rl-algos
 //!
-//! The training algorithms of agent-rl: configs, pure RL math and the pieces trainers are built from.
+//! The training algorithms of agent-rl: the SFT, reward-model, PPO and GRPO trainers, their
+//! configs, the pipeline that chains them in a run directory (evaluation between stages,
+//! checkpoints, resume, metrics files), the memory planner, and the RL math they are built from.
 //! It sits above `agent-rl-core` (model, generation, log-probabilities) and `agent-rl-rewards`, and
 //! knows nothing of specific benchmarks.
 //!
-//! Everything here is a pure function or plain data, tested in isolation: group-relative
-//! advantages, the GRPO loss for all of TRL's normalisations (checked against TRL 1.16 itself by a
-//! golden test), KL estimators, global-norm gradient clipping, AdamW with PyTorch's defaults,
-//! learning-rate schedules, a curriculum sampler and the step-metrics record.
+//! The math is pure functions and plain data, tested in isolation: group-relative advantages, the
+//! GRPO loss for all of TRL's normalisations (checked against TRL 1.16 itself by a golden test),
+//! KL estimators, global-norm gradient clipping, AdamW with PyTorch's defaults, learning-rate
+//! schedules, a curriculum sampler and the step-metrics record.
 //!
 //! ```
 //! use agent_rl_algos::{group_advantages, AdvantageScaling, GrpoConfig, GrpoLoss, GrpoLossInputs};

@@ -218,14 +218,34 @@ impl StepMetrics {
             .named()
             .into_iter()
             .map(|(k, v)| {
-                (
-                    k,
-                    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number),
-                )
+                let value = metric_json(&k, v);
+                (k, value)
             })
             .collect();
         Value::Object(map)
     }
+}
+
+/// Metrics that count (written as integers).
+const INTEGER_METRICS: [&str; 3] = ["step", "num_tokens", "eval/episodes"];
+
+/// One metric as JSON: counts as integers; a value that is exactly an `f32` (most metrics are
+/// computed in `f32`) at `f32` precision, so that `0.9f32` is written `0.9`, not
+/// `0.8999999761581421`; NaN and infinities as `null`.
+pub fn metric_json(name: &str, value: f64) -> Value {
+    if !value.is_finite() {
+        return Value::Null;
+    }
+    if INTEGER_METRICS.contains(&name) && value.fract() == 0.0 && value.abs() < 9.0e15 {
+        return Value::from(value as i64);
+    }
+    let narrow = value as f32;
+    let value = if f64::from(narrow) == value {
+        narrow.to_string().parse::<f64>().unwrap_or(value)
+    } else {
+        value
+    };
+    serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number)
 }
 
 /// Receives progress from a trainer; the library never prints, observers decide what to show.

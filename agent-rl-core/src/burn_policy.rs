@@ -8,7 +8,7 @@ use crate::chat::ChatTokenizer;
 use crate::error::CoreError;
 use crate::generation::{Generation, SamplingConfig, generate_ids_with_stop};
 use crate::model::Qwen2ForCausalLm;
-use crate::policy::{ChatRequest, Completion, Policy};
+use crate::policy::{ChatRequest, Completion, ContextFit, Policy};
 use crate::tool_calls::{HermesToolCallParser, ToolCallParser};
 
 /// The local model as a chat policy: renders requests with the chat template, generates with
@@ -95,5 +95,15 @@ impl<B: Backend> Policy for BurnPolicy<B> {
             .map(|r| self.tokenizer.encode_chat(&r.messages, &r.tools, true))
             .collect::<Result<Vec<_>, _>>()?;
         self.complete_ids(&prompts, sampling)
+    }
+
+    fn context_fit(&self, request: &ChatRequest) -> Result<Option<ContextFit>, CoreError> {
+        let prompt = self
+            .tokenizer
+            .encode_chat(&request.messages, &request.tools, true)?;
+        Ok(Some(ContextFit {
+            prompt_tokens: prompt.len(),
+            context_tokens: self.model.config().max_position_embeddings,
+        }))
     }
 }

@@ -49,6 +49,8 @@
 //! backend; the facade (`agent-rl`, whose default `flex` feature turns this one on) and tests
 //! do.
 #![warn(missing_docs)]
+// docs.rs (nightly, `--cfg docsrs`) marks each feature-gated item with its feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent_loop;
 pub mod atomic;
@@ -79,6 +81,6 @@ pub use environment::{Action, Environment, EnvironmentFactory, StepOutcome, Task
 pub use error::{CoreError, Result};
 pub use generation::{FinishReason, SamplingConfig};
 pub use model::{Qwen2ForCausalLm, Qwen2ForSequenceClassification};
-pub use policy::{ChatRequest, Completion, Policy};
+pub use policy::{ChatRequest, Completion, ContextFit, Policy};
 pub use tool_calls::{HermesToolCallParser, MalformedToolCall, ParsedOutput, ToolCallParser};
 pub use trajectory::{AssistantTurn, Trajectory};

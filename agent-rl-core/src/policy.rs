@@ -34,6 +34,22 @@ pub struct Completion {
     pub finish_reason: FinishReason,
 }
 
+/// How much of the model's context a request's prompt takes (see [`Policy::context_fit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextFit {
+    /// Tokens of the rendered prompt (chat template, tools and generation prompt included).
+    pub prompt_tokens: usize,
+    /// The model's context length (`max_position_embeddings`).
+    pub context_tokens: usize,
+}
+
+impl ContextFit {
+    /// Tokens the context leaves for the answer after the prompt (0 when the prompt fills it).
+    pub fn room(&self) -> usize {
+        self.context_tokens.saturating_sub(self.prompt_tokens)
+    }
+}
+
 /// Anything that answers chat requests: the burn model, or a remote server client.
 pub trait Policy {
     /// Generates one completion per request.
@@ -45,4 +61,15 @@ pub trait Policy {
         requests: &[ChatRequest],
         sampling: &SamplingConfig,
     ) -> Result<Vec<Completion>, CoreError>;
+
+    /// The prompt length of `request` against the model's context, when the policy knows the
+    /// model's context (a local model); `None` (the default) when it cannot tell, as for a
+    /// remote server, which then reports an over-long prompt as a generation error.
+    ///
+    /// # Errors
+    /// Template or tokenizer failures while rendering the prompt.
+    fn context_fit(&self, request: &ChatRequest) -> Result<Option<ContextFit>, CoreError> {
+        let _ = request;
+        Ok(None)
+    }
 }

@@ -12,7 +12,9 @@
 mod batch;
 pub mod bfcl;
 pub mod error;
+pub mod failure;
 pub mod swe;
 pub mod tau;
 
 pub use error::{EvalError, Result};
+pub use failure::{ItemFailure, OverlongPrompt};

@@ -137,17 +137,20 @@ fn eval_bfcl_on_an_endpoint_reports_what_the_local_model_reports() {
 }
 
 /// The tiny agent's prompt overflows its 256 positions, so each episode fails after the
-/// customer's opening turn — which the server generates, greedily equal to the local customer.
+/// customer's opening turn — which the server generates, greedily equal to the local customer;
+/// with the agent on the endpoint too (`--endpoint`), the server refuses the agent's prompt and
+/// the episode fails the same way. Every episode failing, the command exits non-zero.
 #[test]
 fn eval_tau_run_with_the_customer_on_an_endpoint() {
     let dir = tempfile::tempdir().unwrap();
     let server = serve(&fixture_model());
     let data = fixtures().join("tau");
     let model = fixture_model();
-    let tau = |customer: &[&str], name: &str| {
+    let tau = |agent: &[&str], customer: &[&str], name: &str| {
         let report = dir.path().join(format!("{name}.json"));
         let mut args = vec!["eval", "tau", "run", "--data", data.to_str().unwrap()];
-        args.extend(["--domain", "airline", "--model", model.to_str().unwrap()]);
+        args.extend(["--domain", "airline"]);
+        args.extend_from_slice(agent);
         args.extend(["--task-ids", "0", "--max-new-tokens", "6"]);
         args.extend([
             "--user-temperature",
@@ -156,13 +159,25 @@ fn eval_tau_run_with_the_customer_on_an_endpoint() {
             report.to_str().unwrap(),
         ]);
         args.extend_from_slice(customer);
-        run(&args);
+        let output = Command::new(env!("CARGO_BIN_EXE_agent-rl"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?}");
+        assert!(
+            stderr.contains("every one of the 1 episodes failed")
+                && stderr.contains("task 0 trial 0: "),
+            "{args:?}: {stderr}"
+        );
         let report: Value =
             serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
         report
     };
-    let local = tau(&[], "local");
+    let local_agent = ["--model", model.to_str().unwrap()];
+    let local = tau(&local_agent, &[], "local");
     let remote = tau(
+        &local_agent,
         &[
             "--user-endpoint",
             &server.url,
@@ -173,14 +188,29 @@ fn eval_tau_run_with_the_customer_on_an_endpoint() {
         ],
         "remote",
     );
-    let episodes = remote["episodes"].as_array().unwrap();
-    assert_eq!(episodes.len(), 1);
-    let messages = episodes[0]["messages"].as_array().unwrap();
-    assert_eq!(messages.len(), 2, "system + the customer's opening");
-    assert_eq!(
-        messages[1], local["episodes"][0]["messages"][1],
-        "the served customer's greedy opening equals the local one"
+    let both = tau(
+        &[
+            "--endpoint",
+            &server.url,
+            "--endpoint-model",
+            "tiny",
+            "--tokenizer",
+            model.to_str().unwrap(),
+        ],
+        &[],
+        "both",
     );
+    for report in [&remote, &both] {
+        let episodes = report["episodes"].as_array().unwrap();
+        assert_eq!(episodes.len(), 1);
+        let messages = episodes[0]["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 2, "system + the customer's opening");
+        assert_eq!(
+            messages[1], local["episodes"][0]["messages"][1],
+            "the served customer's greedy opening equals the local one"
+        );
+    }
+    assert!(both["episodes"][0]["error"].is_string(), "{both}");
 }
 
 #[test]

@@ -1,10 +1,14 @@
 //! [`MetricsLog`]: one stage's per-step metrics as `<stage>_metrics.jsonl` and `.csv` (TRL's
 //! metric names), appended as steps arrive, cut back to the resumed step when a run resumes.
+//! The CSV's columns are every metric any step logged: a step that brings a new one (an
+//! evaluation's `eval_loss`) rewrites the CSV from the JSONL under the wider header.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value};
 
 use super::run_dir::io_error;
 use crate::error::{AlgoError, Result};
@@ -14,6 +18,7 @@ use crate::metrics::StepMetrics;
 struct Files {
     jsonl: File,
     csv: File,
+    csv_path: PathBuf,
     columns: Option<Vec<String>>,
     /// The first write error: reported by [`MetricsLog::check`], never swallowed.
     failed: Option<AlgoError>,
@@ -62,6 +67,7 @@ impl MetricsLog {
             files: Arc::new(Mutex::new(Files {
                 jsonl: create(&jsonl_path)?,
                 csv: create(&csv_path)?,
+                csv_path,
                 columns: None,
                 failed: None,
             })),
@@ -118,6 +124,7 @@ impl MetricsLog {
             files: Arc::new(Mutex::new(Files {
                 jsonl: append(&jsonl_path)?,
                 csv: append(&csv_path)?,
+                csv_path,
                 columns,
                 failed: None,
             })),
@@ -134,36 +141,57 @@ impl MetricsLog {
         if files.failed.is_some() {
             return;
         }
-        let named = metrics.named();
-        let new_header = files.columns.is_none();
-        let columns = files
-            .columns
-            .get_or_insert_with(|| named.iter().map(|(k, _)| k.clone()).collect())
-            .clone();
-        let row: Vec<String> = columns
-            .iter()
-            .map(|c| {
-                named
-                    .iter()
-                    .find(|(k, _)| k == c)
-                    .map_or(String::new(), |(_, v)| v.to_string())
-            })
-            .collect();
-        let mut csv = String::new();
-        if new_header {
-            csv.push_str(&columns.join(","));
-            csv.push('\n');
-        }
-        csv.push_str(&row.join(","));
-        csv.push('\n');
-        let jsonl = format!("{}\n", metrics.to_json());
-        let written = files
-            .csv
-            .write_all(csv.as_bytes())
-            .and_then(|()| files.jsonl.write_all(jsonl.as_bytes()));
-        if let Err(source) = written {
+        let Value::Object(row) = metrics.to_json() else {
+            return;
+        };
+        let jsonl = format!("{}\n", Value::Object(row.clone()));
+        if let Err(source) = files.jsonl.write_all(jsonl.as_bytes()) {
             files.failed = Some(io_error(&self.jsonl_path, source));
+            return;
         }
+        let written = match files.columns.as_mut() {
+            None => {
+                let columns: Vec<String> = row.keys().cloned().collect();
+                let text = format!("{}\n{}\n", columns.join(","), csv_row(&columns, &row));
+                files.columns = Some(columns);
+                files.csv.write_all(text.as_bytes())
+            }
+            Some(columns) => {
+                let before = columns.len();
+                columns.extend(
+                    row.keys()
+                        .filter(|key| !columns.contains(key))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                );
+                if columns.len() == before {
+                    let text = format!("{}\n", csv_row(columns, &row));
+                    files.csv.write_all(text.as_bytes())
+                } else {
+                    let columns = columns.clone();
+                    self.rewrite_csv(&mut files, &columns)
+                }
+            }
+        };
+        if let Err(source) = written {
+            let path = files.csv_path.clone();
+            files.failed = Some(io_error(&path, source));
+        }
+    }
+
+    /// Rewrites the CSV from the JSONL (every step so far) under `columns`, and reopens it.
+    fn rewrite_csv(&self, files: &mut Files, columns: &[String]) -> std::io::Result<()> {
+        files.jsonl.flush()?;
+        let mut text = format!("{}\n", columns.join(","));
+        for line in std::fs::read_to_string(&self.jsonl_path)?.lines() {
+            if let Ok(Value::Object(row)) = serde_json::from_str::<Value>(line) {
+                text.push_str(&csv_row(columns, &row));
+                text.push('\n');
+            }
+        }
+        agent_rl_core::atomic::write_atomic(&files.csv_path, text.as_bytes())?;
+        files.csv = OpenOptions::new().append(true).open(&files.csv_path)?;
+        Ok(())
     }
 
     /// The first write error since the log was opened, if any.
@@ -194,6 +222,18 @@ impl MetricsLog {
             .map(|r| r as f32)
             .collect())
     }
+}
+
+/// One CSV line: `row`'s values under `columns` (numbers as in the JSONL, empty when absent).
+fn csv_row(columns: &[String], row: &Map<String, Value>) -> String {
+    columns
+        .iter()
+        .map(|column| match row.get(column) {
+            None | Some(Value::Null) => String::new(),
+            Some(value) => value.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 #[cfg(test)]
@@ -228,6 +268,61 @@ mod tests {
         assert_eq!(lines.len(), 7, "header + 6 steps, each once:\n{csv}");
         assert!(lines[0].starts_with("step,"));
         assert_eq!(lines.iter().filter(|l| l.starts_with("step")).count(), 1);
+        Ok(())
+    }
+
+    /// A step that brings a new metric (an evaluation's `eval_loss`) widens the CSV: every
+    /// JSONL key is a column, earlier rows are kept with the cell empty; counts are integers.
+    #[test]
+    fn the_csv_holds_every_jsonl_key() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| io_error(Path::new("tmp"), e))?;
+        let log = MetricsLog::create(dir.path(), "sft")?;
+        log.record(&step(1, 0.9));
+        log.record(&StepMetrics {
+            eval_loss: Some(0.5),
+            ..step(2, 0.25)
+        });
+        log.record(&step(3, 0.75));
+        log.check()?;
+        let read = |name: &str| {
+            std::fs::read_to_string(dir.path().join(name)).map_err(|e| io_error(Path::new(name), e))
+        };
+        let csv = read("sft_metrics.csv")?;
+        let jsonl = read("sft_metrics.jsonl")?;
+        let header: Vec<&str> = csv.lines().next().unwrap_or_default().split(',').collect();
+        let rows: Vec<Map<String, Value>> = jsonl
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        assert_eq!(rows.len(), 3);
+        for row in &rows {
+            for key in row.keys() {
+                assert!(
+                    header.contains(&key.as_str()),
+                    "{key} missing from {header:?}"
+                );
+            }
+        }
+        let eval_column = header.iter().position(|c| *c == "eval_loss");
+        let cells: Vec<Option<String>> = csv
+            .lines()
+            .skip(1)
+            .map(|line| {
+                eval_column
+                    .and_then(|i| line.split(',').nth(i))
+                    .map(str::to_owned)
+            })
+            .collect();
+        assert_eq!(
+            cells,
+            [Some(String::new()), Some("0.5".into()), Some(String::new())]
+        );
+        assert!(jsonl.starts_with("{\"step\":1,"), "{jsonl}");
+        assert!(jsonl.contains("\"reward\":0.9,"), "{jsonl}");
+        assert!(
+            csv.lines().nth(1).unwrap_or_default().starts_with("1,"),
+            "{csv}"
+        );
         Ok(())
     }
 }

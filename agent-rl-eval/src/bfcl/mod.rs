@@ -67,7 +67,9 @@ pub use params::Failure;
 pub use pyparse::{MAX_EXPRESSION_CHARS, MAX_NESTING_DEPTH, PyExpr, parse_expression};
 pub use report::{BfclReport, CategoryReport};
 pub use resolve::decode_python_calls;
-pub use runner::{BfclRun, BfclRunConfig, BfclRunner, chat_request, decode_completion};
+pub use runner::{
+    BfclRun, BfclRunConfig, BfclRunner, INFERENCE_ERROR, chat_request, decode_completion,
+};
 pub use score::{
     ResultLine, Verdict, read_results, score_decoded, score_output, score_results_file,
 };

@@ -8,6 +8,36 @@ use serde::{Deserialize, Serialize};
 use super::category::Category;
 use super::data::BfclVersion;
 use super::score::Verdict;
+use crate::failure::ItemFailure;
+
+/// Categories of BFCL's simple AST mean.
+const SIMPLE_AST: [Category; 3] = [
+    Category::SimplePython,
+    Category::SimpleJava,
+    Category::SimpleJavascript,
+];
+/// Categories of the v4 non-live mean besides the simple ones.
+const NON_LIVE_REST: [Category; 3] = [
+    Category::Multiple,
+    Category::Parallel,
+    Category::ParallelMultiple,
+];
+/// The v4 live categories (v3 adds live irrelevance and relevance).
+const LIVE: [Category; 4] = [
+    Category::LiveSimple,
+    Category::LiveMultiple,
+    Category::LiveParallel,
+    Category::LiveParallelMultiple,
+];
+/// The hallucination categories.
+const IRRELEVANCE: [Category; 2] = [Category::Irrelevance, Category::LiveIrrelevance];
+/// The multi-turn categories.
+const MULTI_TURN: [Category; 4] = [
+    Category::MultiTurnBase,
+    Category::MultiTurnMissFunc,
+    Category::MultiTurnMissParam,
+    Category::MultiTurnLongContext,
+];
 
 /// Results of one category.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -65,6 +95,10 @@ pub struct BfclReport {
     pub argument_match_rate: f64,
     /// Fraction of supported entries judged correct.
     pub end_to_end_success: f64,
+    /// Entries whose generation failed (a prompt too long for the model, an endpoint error),
+    /// with the reason; they are judged wrong. Filled by [`BfclRunner`](super::BfclRunner).
+    #[serde(default)]
+    pub failures: Vec<ItemFailure>,
 }
 
 fn mean(values: &[f64]) -> f64 {
@@ -135,46 +169,19 @@ impl BfclReport {
                 .fold((0, 0), |(correct, total), (c, t)| (correct + c, total + t));
             ratio(correct, total)
         };
-        let simple_ast = mean(
-            &[
-                Category::SimplePython,
-                Category::SimpleJava,
-                Category::SimpleJavascript,
-            ]
-            .map(accuracy),
-        );
-        let mut non_live_terms = vec![
-            simple_ast,
-            accuracy(Category::Multiple),
-            accuracy(Category::Parallel),
-            accuracy(Category::ParallelMultiple),
-        ];
-        let mut live_members = vec![
-            Category::LiveSimple,
-            Category::LiveMultiple,
-            Category::LiveParallel,
-            Category::LiveParallelMultiple,
-        ];
+        let simple_ast = mean(&SIMPLE_AST.map(accuracy));
+        let mut non_live_terms = vec![simple_ast];
+        non_live_terms.extend(NON_LIVE_REST.map(accuracy));
+        let mut live_members = LIVE.to_vec();
         if version == BfclVersion::V3 {
             non_live_terms.push(accuracy(Category::Irrelevance));
             live_members.extend([Category::LiveIrrelevance, Category::LiveRelevance]);
         }
         let non_live_overall = mean(&non_live_terms);
         let live_overall = weighted(&live_members);
-        let irrelevance_total = mean(&[
-            accuracy(Category::Irrelevance),
-            accuracy(Category::LiveIrrelevance),
-        ]);
+        let irrelevance_total = mean(&IRRELEVANCE.map(accuracy));
         let relevance_total = accuracy(Category::LiveRelevance);
-        let multi_turn_overall = mean(
-            &[
-                Category::MultiTurnBase,
-                Category::MultiTurnMissFunc,
-                Category::MultiTurnMissParam,
-                Category::MultiTurnLongContext,
-            ]
-            .map(accuracy),
-        );
+        let multi_turn_overall = mean(&MULTI_TURN.map(accuracy));
         let overall = match version {
             BfclVersion::V4 => {
                 let agentic = 0.0;
@@ -225,7 +232,27 @@ impl BfclReport {
                 supported.iter().filter(|v| v.valid).count(),
                 supported.len(),
             ),
+            failures: Vec::new(),
         }
+    }
+
+    /// The categories each aggregate row averages over (all for the overall score), for
+    /// telling a row whose categories were not run (`n/a`) from a score of 0.
+    fn aggregate_members(&self) -> [Vec<Category>; 6] {
+        let mut non_live = [SIMPLE_AST.as_slice(), NON_LIVE_REST.as_slice()].concat();
+        let mut live = LIVE.to_vec();
+        if self.version == BfclVersion::V3 {
+            non_live.push(Category::Irrelevance);
+            live.extend([Category::LiveIrrelevance, Category::LiveRelevance]);
+        }
+        [
+            non_live,
+            live,
+            IRRELEVANCE.to_vec(),
+            vec![Category::LiveRelevance],
+            MULTI_TURN.to_vec(),
+            Category::ALL.to_vec(),
+        ]
     }
 
     /// The report as a Markdown table (percentages), with the aggregates below it.
@@ -258,20 +285,52 @@ impl BfclReport {
                 c.category
             ));
         }
+        let ran = |members: &[Category]| {
+            self.categories
+                .iter()
+                .any(|c| c.accuracy.is_some() && members.contains(&c.category))
+        };
+        let [non_live, live, irrelevance, relevance, multi_turn, all] = self.aggregate_members();
+        let ast_ran = self
+            .categories
+            .iter()
+            .any(|c| c.argument_match_rate.is_some());
         let rows = [
-            ("non-live overall", self.non_live_overall),
-            ("live overall", self.live_overall),
-            ("irrelevance (hallucination)", self.irrelevance_total),
-            ("relevance", self.relevance_total),
-            ("multi-turn overall", self.multi_turn_overall),
-            ("overall (BFCL formula)", self.overall),
-            ("tool-call format accuracy", self.format_accuracy),
-            ("argument match rate", self.argument_match_rate),
-            ("end-to-end success", self.end_to_end_success),
+            ("non-live overall", self.non_live_overall, ran(&non_live)),
+            ("live overall", self.live_overall, ran(&live)),
+            (
+                "irrelevance (hallucination)",
+                self.irrelevance_total,
+                ran(&irrelevance),
+            ),
+            ("relevance", self.relevance_total, ran(&relevance)),
+            (
+                "multi-turn overall",
+                self.multi_turn_overall,
+                ran(&multi_turn),
+            ),
+            ("overall (BFCL formula)", self.overall, ran(&all)),
+            ("tool-call format accuracy", self.format_accuracy, ast_ran),
+            ("argument match rate", self.argument_match_rate, ast_ran),
+            ("end-to-end success", self.end_to_end_success, ran(&all)),
         ];
         out.push_str("\n| aggregate | % |\n|---|---:|\n");
-        for (name, value) in rows {
-            out.push_str(&format!("| {name} | {} |\n", percent(value)));
+        for (name, value, ran) in rows {
+            let value = if ran { percent(value) } else { "n/a".into() };
+            out.push_str(&format!("| {name} | {value} |\n"));
+        }
+        if rows.iter().any(|row| !row.2) {
+            out.push_str(
+                "\nn/a: none of the row's categories was run (the JSON report counts them \
+                 as 0, as BFCL's formulas do).\n",
+            );
+        }
+        if !self.failures.is_empty() {
+            out.push_str(&format!(
+                "\n{} entries failed and count as wrong (ids and reasons in the report's \
+                 `failures`).\n",
+                self.failures.len()
+            ));
         }
         if !self.unsupported.is_empty() {
             let names: Vec<&str> = self.unsupported.iter().map(|c| c.name()).collect();

@@ -12,7 +12,9 @@ use super::decode::{decode_text, tool_calls_to_value};
 use super::multi_turn::{MultiTurnDocs, MultiTurnOutcome, infer_multi_turn};
 use super::report::BfclReport;
 use super::score::{ResultLine, Verdict, score_decoded, score_output};
+use crate::batch::generate_each;
 use crate::error::{EvalError, Result};
+use crate::failure::{ItemFailure, OverlongPrompt};
 
 /// Options of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,6 +30,9 @@ pub struct BfclRunConfig {
     pub categories: Vec<Category>,
     /// Checker options; `underscore_to_dot` also renames the tools offered to the model.
     pub check: CheckOptions,
+    /// What to do with a single-turn prompt that does not fit the model's context with
+    /// `sampling.max_new_tokens`: fail the entry (default) or generate fewer tokens.
+    pub overlong: OverlongPrompt,
 }
 
 impl Default for BfclRunConfig {
@@ -41,6 +46,7 @@ impl Default for BfclRunConfig {
             batch_size: 8,
             categories: Vec::new(),
             check: CheckOptions::default(),
+            overlong: OverlongPrompt::Skip,
         }
     }
 }
@@ -150,34 +156,55 @@ impl<'a> BfclRunner<'a> {
             .collect()
     }
 
-    /// Generates, decodes and checks every selected entry.
+    /// Generates, decodes and checks every selected entry. An entry whose generation fails (a
+    /// prompt too long for the model, an endpoint error) is judged wrong, with the reason in its
+    /// verdict's `error` and in the report's `failures`; the run goes on.
     ///
     /// # Errors
-    /// An invalid config, generation errors of the policy, or the result sink's error.
+    /// An invalid config, or the result sink's error.
     pub fn run(&mut self, policy: &mut dyn Policy) -> Result<BfclRun> {
         self.config.validate()?;
         let entries = self.selected_entries();
         let (multi_turn, single_turn): (Vec<&BfclEntry>, Vec<&BfclEntry>) = entries
             .into_iter()
             .partition(|entry| entry.category.scoring() == Scoring::MultiTurn);
-        let total = single_turn.len();
+        let total = single_turn.len() + multi_turn.len();
         let mut results = Vec::with_capacity(total);
-        let mut verdicts = Vec::with_capacity(total + multi_turn.len());
+        let mut verdicts = Vec::with_capacity(total);
+        let mut failures = Vec::new();
         for batch in single_turn.chunks(self.config.batch_size) {
             let requests: Vec<ChatRequest> = batch
                 .iter()
                 .map(|entry| chat_request(entry, self.config.check))
                 .collect();
-            let completions = policy.generate(&requests, &self.config.sampling)?;
-            for (entry, completion) in batch.iter().zip(&completions) {
+            let completions = generate_each(
+                policy,
+                &requests,
+                &self.config.sampling,
+                self.config.overlong,
+                "bfcl",
+            );
+            for (entry, completion) in batch.iter().zip(completions) {
+                let completion = match completion {
+                    Ok(completion) => completion,
+                    Err(error) => {
+                        let failure = ItemFailure {
+                            id: entry.id.clone(),
+                            reason: error.to_string(),
+                        };
+                        verdicts.push(failed_verdict(entry, &failure));
+                        failures.push(failure);
+                        continue;
+                    }
+                };
                 verdicts.push(score_decoded(
                     entry,
-                    decode_completion(entry, completion),
+                    decode_completion(entry, &completion),
                     self.config.check,
                 ));
                 let line = ResultLine {
                     id: entry.id.clone(),
-                    result: Value::String(completion.text.clone()),
+                    result: Value::String(completion.text),
                 };
                 self.record(&mut results, line)?;
             }
@@ -185,8 +212,7 @@ impl<'a> BfclRunner<'a> {
                 hook(verdicts.len(), total);
             }
         }
-        let multi_turn_total = multi_turn.len();
-        for (done, entry) in multi_turn.into_iter().enumerate() {
+        for entry in multi_turn {
             let Some(docs) = self.multi_turn_docs else {
                 verdicts.push(score_decoded(
                     entry,
@@ -195,6 +221,9 @@ impl<'a> BfclRunner<'a> {
                         .into()),
                     self.config.check,
                 ));
+                if let Some(hook) = self.progress.as_mut() {
+                    hook(verdicts.len(), total);
+                }
                 continue;
             };
             match infer_multi_turn(
@@ -203,8 +232,8 @@ impl<'a> BfclRunner<'a> {
                 policy,
                 &self.config.sampling,
                 self.config.check,
-            )? {
-                MultiTurnOutcome::Steps(steps) => {
+            ) {
+                Ok(MultiTurnOutcome::Steps(steps)) => {
                     let result = json!(steps);
                     verdicts.push(score_output(entry, &result, self.config.check));
                     let line = ResultLine {
@@ -213,18 +242,27 @@ impl<'a> BfclRunner<'a> {
                     };
                     self.record(&mut results, line)?;
                 }
-                MultiTurnOutcome::Unsupported(reason) => {
+                Ok(MultiTurnOutcome::Unsupported(reason)) => {
                     let mut verdict = score_decoded(entry, Err(reason.clone()), self.config.check);
                     verdict.error = Some(reason);
                     verdicts.push(verdict);
                 }
+                Err(error) => {
+                    let failure = ItemFailure {
+                        id: entry.id.clone(),
+                        reason: error.to_string(),
+                    };
+                    verdicts.push(failed_verdict(entry, &failure));
+                    failures.push(failure);
+                }
             }
             if let Some(hook) = self.progress.as_mut() {
-                hook(total + done + 1, total + multi_turn_total);
+                hook(verdicts.len(), total);
             }
         }
-        let report =
+        let mut report =
             BfclReport::with_dataset_counts(&verdicts, self.version, &self.dataset.counts());
+        report.failures = failures;
         Ok(BfclRun {
             results,
             verdicts,
@@ -232,6 +270,24 @@ impl<'a> BfclRunner<'a> {
         })
     }
 }
+
+/// The verdict on an entry whose generation failed: wrong, with the reason.
+fn failed_verdict(entry: &BfclEntry, failure: &ItemFailure) -> Verdict {
+    Verdict {
+        id: entry.id.clone(),
+        category: entry.category,
+        valid: false,
+        error_type: Some(INFERENCE_ERROR.into()),
+        error: Some(failure.reason.clone()),
+        well_formed: false,
+        argument_score: None,
+        supported: true,
+    }
+}
+
+/// The `error_type` of an entry whose generation failed (counted wrong, as BFCL counts an
+/// inference error).
+pub const INFERENCE_ERROR: &str = "inference_error";
 
 /// Decodes a completion: its tool calls when it made any, else its text in the prompting format.
 pub fn decode_completion(

@@ -14,6 +14,7 @@ use super::aci::tool_specs;
 use super::env::{SweEnvConfig, SweEnvironment, SweFinish, SweOutcome, SweTask};
 use super::grader::LocalGrader;
 use super::prediction::Prediction;
+use crate::OverlongPrompt;
 use crate::batch::generate_each;
 use crate::{EvalError, Result};
 
@@ -209,7 +210,13 @@ pub fn run_swe(
                     tools: tools.clone(),
                 })
                 .collect();
-            let completions = generate_each(policy, &requests, &config.sampling, "swe agent");
+            let completions = generate_each(
+                policy,
+                &requests,
+                &config.sampling,
+                OverlongPrompt::Skip,
+                "swe agent",
+            );
             let mut still = Vec::with_capacity(active.len());
             for (mut episode, completion) in active.into_iter().zip(completions) {
                 match completion {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::domain::Domain;
 use super::reward::pass_hat_k;
 use super::runner::EpisodeResult;
+use crate::failure::ItemFailure;
 
 /// Summary of a run on one domain's split.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,6 +93,20 @@ impl TauReport {
                 .collect(),
             episodes,
         }
+    }
+
+    /// The episodes that failed (environment, customer or policy error, e.g. a prompt too long
+    /// for the model), each named `task T trial N` with its reason.
+    pub fn failures(&self) -> Vec<ItemFailure> {
+        self.episodes
+            .iter()
+            .filter_map(|episode| {
+                episode.error.as_ref().map(|reason| ItemFailure {
+                    id: format!("task {} trial {}", episode.task_id, episode.trial),
+                    reason: reason.clone(),
+                })
+            })
+            .collect()
     }
 
     /// A Markdown table of the summary, each tool-call figure with its definition.

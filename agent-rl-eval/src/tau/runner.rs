@@ -13,6 +13,7 @@ pub use super::episode::{EpisodeResult, ToolCallCounts};
 use super::report::TauReport;
 use super::user::UserSimulator;
 use crate::batch::generate_each;
+use crate::failure::OverlongPrompt;
 use crate::{EvalError, Result};
 
 /// Settings of a τ-bench run.
@@ -32,6 +33,9 @@ pub struct TauRunConfig {
     /// Most tool calls executed per agent turn, in the order emitted; the others are dropped
     /// (still counted as attempted). `None` = all. Default `Some(1)`, as the original agent.
     pub max_tool_calls_per_turn: Option<usize>,
+    /// What to do with an agent prompt that does not fit the model's context with
+    /// `sampling.max_new_tokens`: end the episode as failed (default) or generate fewer tokens.
+    pub overlong: OverlongPrompt,
 }
 
 impl Default for TauRunConfig {
@@ -46,6 +50,7 @@ impl Default for TauRunConfig {
                 ..SamplingConfig::default()
             },
             max_tool_calls_per_turn: Some(1),
+            overlong: OverlongPrompt::Skip,
         }
     }
 }
@@ -141,7 +146,13 @@ pub fn run_tau(
                     tools: suite.tools.as_ref().clone(),
                 })
                 .collect();
-            let completions = generate_each(policy, &requests, &config.sampling, "tau agent");
+            let completions = generate_each(
+                policy,
+                &requests,
+                &config.sampling,
+                config.overlong,
+                "tau agent",
+            );
             let mut still = Vec::with_capacity(active.len());
             for (mut episode, completion) in active.into_iter().zip(completions) {
                 match completion {

@@ -6,8 +6,8 @@ use agent_rl_core::{
     ToolCallParser,
 };
 use agent_rl_eval::bfcl::{
-    BfclRunConfig, BfclRunner, BfclVersion, Category, MAX_NESTING_DEPTH, ResultLine,
-    parse_expression,
+    BfclRunConfig, BfclRunner, BfclVersion, Category, INFERENCE_ERROR, MAX_NESTING_DEPTH,
+    ResultLine, parse_expression,
 };
 
 use super::checker::fixture;
@@ -136,8 +136,11 @@ fn nesting_within_the_limit_still_parses() {
     assert!(on_small_stack(move || parse_expression(&text).is_ok()));
 }
 
+/// A batch whose generation fails (the endpoint went away) fails its entries only: they are
+/// judged wrong with the reason, listed in the report's failures, and the lines of the entries
+/// before them have reached the sink.
 #[test]
-fn result_lines_reach_the_sink_before_a_later_failure() {
+fn a_failed_generation_fails_its_entries_and_keeps_the_others() {
     let dataset = fixture();
     let config = BfclRunConfig {
         categories: vec![Category::SimplePython],
@@ -150,13 +153,23 @@ fn result_lines_reach_the_sink_before_a_later_failure() {
         fail_at: Some(2),
     };
     let mut saved: Vec<ResultLine> = Vec::new();
-    let outcome = BfclRunner::new(&dataset, BfclVersion::V4, config)
+    let run = BfclRunner::new(&dataset, BfclVersion::V4, config)
         .with_result_sink(|line| {
             saved.push(line.clone());
             Ok(())
         })
-        .run(&mut policy);
-    assert!(outcome.is_err(), "the second batch fails");
+        .run(&mut policy)
+        .expect("a failed entry does not stop the run");
     let ids: Vec<&str> = saved.iter().map(|line| line.id.as_str()).collect();
     assert_eq!(ids, ["simple_python_0"]);
+    let failed: Vec<&str> = run.report.failures.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(failed, ["simple_python_1"]);
+    assert!(
+        run.report.failures[0]
+            .reason
+            .contains("the endpoint went away")
+    );
+    let verdict = &run.verdicts[1];
+    assert!(!verdict.valid && verdict.supported);
+    assert_eq!(verdict.error_type.as_deref(), Some(INFERENCE_ERROR));
 }

@@ -1,9 +1,11 @@
 //! The runner with a stub policy, and the aggregation formulas.
 
+use agent_rl_core::ContextFit;
 use agent_rl_core::{
     ChatRequest, Completion, CoreError, FinishReason, HermesToolCallParser, Policy, SamplingConfig,
     ToolCallParser,
 };
+use agent_rl_eval::OverlongPrompt;
 use agent_rl_eval::bfcl::{BfclReport, BfclRunConfig, BfclRunner, BfclVersion, Category, Verdict};
 
 use super::checker::fixture;
@@ -39,6 +41,99 @@ impl Policy for CannedPolicy {
     }
 }
 
+/// [`CannedPolicy`] behind a 100-token context in which the `walk.duration` prompt takes 90
+/// tokens and the others 10; records the budget each request was generated with.
+struct SmallContext {
+    budgets: Vec<(String, usize)>,
+}
+
+fn first_tool(request: &ChatRequest) -> String {
+    request.tools[0].function["name"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+impl Policy for SmallContext {
+    fn generate(
+        &mut self,
+        requests: &[ChatRequest],
+        sampling: &SamplingConfig,
+    ) -> Result<Vec<Completion>, CoreError> {
+        for request in requests {
+            self.budgets
+                .push((first_tool(request), sampling.max_new_tokens));
+        }
+        CannedPolicy.generate(requests, sampling)
+    }
+
+    fn context_fit(&self, request: &ChatRequest) -> Result<Option<ContextFit>, CoreError> {
+        let prompt_tokens = if first_tool(request) == "walk.duration" {
+            90
+        } else {
+            10
+        };
+        Ok(Some(ContextFit {
+            prompt_tokens,
+            context_tokens: 100,
+        }))
+    }
+}
+
+/// A prompt that does not fit with `max_new_tokens` fails its entry (naming the lengths) and is
+/// not generated; under `Truncate` it is generated alone with the room the context leaves.
+#[test]
+fn overlong_prompts_are_skipped_or_given_the_room_left() {
+    let dataset = fixture();
+    let run_with = |overlong: OverlongPrompt| {
+        let config = BfclRunConfig {
+            categories: vec![Category::SimplePython],
+            sampling: SamplingConfig {
+                max_new_tokens: 20,
+                temperature: 0.0,
+                ..SamplingConfig::default()
+            },
+            overlong,
+            ..BfclRunConfig::default()
+        };
+        let mut policy = SmallContext {
+            budgets: Vec::new(),
+        };
+        let run = BfclRunner::new(&dataset, BfclVersion::V4, config)
+            .run(&mut policy)
+            .expect("run");
+        (run, policy.budgets)
+    };
+    let (skipped, budgets) = run_with(OverlongPrompt::Skip);
+    assert_eq!(skipped.report.failures.len(), 1);
+    assert_eq!(skipped.report.failures[0].id, "simple_python_0");
+    assert!(
+        skipped.report.failures[0]
+            .reason
+            .contains("90 prompt tokens + max_new_tokens 20 exceed the model's context of 100"),
+        "{:?}",
+        skipped.report.failures
+    );
+    assert!(
+        budgets
+            .iter()
+            .all(|(tool, tokens)| tool != "walk.duration" && *tokens == 20)
+    );
+    assert_eq!(skipped.verdicts.len(), 2, "the other entry is kept");
+    assert!(!skipped.verdicts[0].valid);
+
+    let (truncated, budgets) = run_with(OverlongPrompt::Truncate);
+    assert!(truncated.report.failures.is_empty());
+    assert!(
+        budgets.contains(&("walk.duration".to_owned(), 10)),
+        "{budgets:?}"
+    );
+    assert!(
+        truncated.verdicts[0].valid,
+        "the canned answer fits in the room left"
+    );
+}
+
 #[test]
 fn runner_generates_decodes_checks_and_reports() {
     let dataset = fixture();
@@ -53,7 +148,11 @@ fn runner_generates_decodes_checks_and_reports() {
         .expect("run");
     assert_eq!(run.results.len(), 8, "multi-turn is not sent to the model");
     assert_eq!(run.verdicts.len(), 9);
-    assert_eq!(ticks.last(), Some(&(8, 8)));
+    assert_eq!(
+        ticks.last(),
+        Some(&(9, 9)),
+        "every entry counts, multi-turn included"
+    );
     let valid: Vec<&str> = run
         .verdicts
         .iter()

@@ -9,7 +9,7 @@ use agent_rl::eval::EvalError;
 use agent_rl::eval::bfcl::{
     BfclDataset, BfclReport, BfclRunConfig, BfclRunner, Category, CheckOptions, ResultLine,
     Verdict,
-    multi_turn::{LongContextData, MultiTurnDocs},
+    multi_turn::{LONG_CONTEXT_MODULE_PATH, LongContextData, MultiTurnDocs},
     score_results_file,
 };
 use agent_rl::progress::{count_bar, count_progress};
@@ -18,6 +18,7 @@ use burn::prelude::Backend;
 use serde_json::json;
 
 use crate::endpoint_args::EndpointArgs;
+use crate::failure_args::FailureArgs;
 use crate::model_args::{ModelArgs, with_policy};
 use agent_rl::backend::PolicyJob;
 
@@ -37,8 +38,9 @@ pub struct BfclArgs {
     underscore_to_dot: bool,
     /// bfcl-eval's `long_context.py` (in an installed bfcl-eval:
     /// `site-packages/bfcl_eval/eval_checker/multi_turn_eval/func_source_code/`): the filler data
-    /// of the multi-turn long-context category, read at run time. Without it, long-context entries
-    /// that need it are reported unsupported.
+    /// of the multi-turn long-context category, read at run time. Found automatically when
+    /// `python3` can import `bfcl_eval`; without it, long-context entries that need it are
+    /// reported unsupported.
     #[arg(long, env = "AGENT_RL_BFCL_LONG_CONTEXT", value_name = "FILE")]
     long_context_data: Option<PathBuf>,
     /// Where to write one verdict per line: `{"id", "valid", "error_type"}`.
@@ -75,13 +77,29 @@ pub struct BfclArgs {
     /// With `--model`: also write what the model produced, as a result file.
     #[arg(long)]
     save_results: Option<PathBuf>,
+    /// With `--model` or `--endpoint`: what to do with entries that fail.
+    #[command(flatten)]
+    failure: FailureArgs,
 }
 
 /// Runs the command.
 pub fn run(args: BfclArgs) -> anyhow::Result<()> {
     let (folder, version) = BfclDataset::detect(&args.data)?;
     let mut dataset = BfclDataset::load(&args.data)?;
-    if let Some(path) = &args.long_context_data {
+    let categories =
+        Category::from_names(args.categories.iter().map(String::as_str)).map_err(|name| {
+            let valid: Vec<&str> = Category::ALL.iter().map(|c| c.name()).collect();
+            anyhow::anyhow!(
+                "--categories: unknown category `{name}` (valid: {}; v3 names are accepted too)",
+                valid.join(", ")
+            )
+        })?;
+    let long_context_file = match &args.long_context_data {
+        Some(path) => Some(path.clone()),
+        None if needs_long_context(&dataset, &categories) => installed_long_context(),
+        None => None,
+    };
+    if let Some(path) = &long_context_file {
         let data = LongContextData::load(path)
             .map_err(|reason| anyhow::anyhow!("--long-context-data: {reason}"))?;
         dataset.set_long_context(std::sync::Arc::new(data));
@@ -100,6 +118,7 @@ pub fn run(args: BfclArgs) -> anyhow::Result<()> {
             dataset,
             version,
             folder,
+            categories,
         };
         let endpoint = job.args.endpoint.clone();
         return endpoint.run(&url, |policy| job.evaluate(policy));
@@ -118,8 +137,44 @@ pub fn run(args: BfclArgs) -> anyhow::Result<()> {
             dataset,
             version,
             folder,
+            categories,
         },
     )
+}
+
+/// True when the run covers multi-turn long-context entries.
+fn needs_long_context(dataset: &BfclDataset, categories: &[Category]) -> bool {
+    let wanted = categories.is_empty() || categories.contains(&Category::MultiTurnLongContext);
+    wanted
+        && dataset.categories.iter().any(|(category, entries)| {
+            *category == Category::MultiTurnLongContext && !entries.is_empty()
+        })
+}
+
+/// bfcl-eval's `long_context.py` in the `bfcl_eval` package `python3` imports, or `None` after
+/// a line on stderr saying how to supply it.
+fn installed_long_context() -> Option<PathBuf> {
+    let script =
+        "import bfcl_eval, os; print(os.path.dirname(os.path.dirname(bfcl_eval.__file__)))";
+    let found = std::process::Command::new("python3")
+        .args(["-c", script])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .and_then(|output| String::from_utf8(output.stdout).ok())
+        .map(|root| Path::new(root.trim()).join(LONG_CONTEXT_MODULE_PATH))
+        .filter(|path| path.is_file());
+    let mut stderr = std::io::stderr().lock();
+    let _ = match &found {
+        Some(path) => writeln!(stderr, "long-context data: {}", path.display()),
+        None => writeln!(
+            stderr,
+            "long-context entries need bfcl-eval's data (`pip install --no-deps bfcl-eval`, found \
+             automatically, or --long-context-data FILE); without it they are not scored"
+        ),
+    };
+    found
 }
 
 struct Job {
@@ -128,6 +183,8 @@ struct Job {
     version: agent_rl::eval::bfcl::BfclVersion,
     /// The folder holding the data files (and `multi_turn_func_doc/`).
     folder: PathBuf,
+    /// `--categories`, parsed.
+    categories: Vec<Category>,
 }
 
 impl PolicyJob for Job {
@@ -142,8 +199,6 @@ impl Job {
     /// Runs the data through `policy`, writes the outputs and prints the table.
     fn evaluate(&self, policy: &mut dyn Policy) -> anyhow::Result<()> {
         let args = &self.args;
-        let categories = Category::from_names(args.categories.iter().map(String::as_str))
-            .map_err(|name| anyhow::anyhow!("unknown category `{name}`"))?;
         let config = BfclRunConfig {
             sampling: SamplingConfig {
                 max_new_tokens: args.max_new_tokens,
@@ -152,10 +207,11 @@ impl Job {
             },
             limit: args.limit,
             batch_size: args.batch_size,
-            categories,
+            categories: self.categories.clone(),
             check: CheckOptions {
                 underscore_to_dot: args.underscore_to_dot,
             },
+            overlong: args.failure.overlong,
         };
         // Multi-turn entries run when the data has the classes' function docs.
         let docs = if self.folder.join("multi_turn_func_doc").is_dir() {
@@ -193,7 +249,13 @@ impl Job {
         }
         let run = runner.run(policy)?;
         bar.finish_and_clear();
-        finish(args, &run.verdicts, &run.report)
+        finish(args, &run.verdicts, &run.report)?;
+        args.failure.settle(
+            "eval bfcl",
+            "entries",
+            &run.report.failures,
+            run.verdicts.len(),
+        )
     }
 }
 

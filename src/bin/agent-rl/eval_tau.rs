@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use agent_rl::backend::DeviceKind;
-use agent_rl::core::{BurnPolicy, SamplingConfig};
+use agent_rl::core::{BurnPolicy, Policy, SamplingConfig};
 use agent_rl::eval::tau::data::domain_dir;
 use agent_rl::eval::tau::{
     Domain, LlmCustomers, TauDb, TauRunConfig, TauSuite, UserSimulator, load_tasks, replay_split,
@@ -15,7 +15,8 @@ use anyhow::Context;
 use burn::prelude::Backend;
 use serde_json::json;
 
-use crate::endpoint_args::ClientArgs;
+use crate::endpoint_args::EndpointArgs;
+use crate::failure_args::FailureArgs;
 use crate::model_args::{ModelArgs, with_policy};
 use agent_rl::backend::PolicyJob;
 
@@ -25,9 +26,10 @@ pub enum TauCommand {
     /// Replay each task's ground-truth actions on a fresh database and write the observations
     /// and rewards (the shape of the original's `gt_replay_*.json`).
     Replay(ReplayArgs),
-    /// Run a local model as the agent on a split, with the same model (or one behind
-    /// `--user-endpoint`) simulating the customer (prompt `user_simulator_prompt.txt` from the
-    /// data folder); report average reward, pass^k and tool-call statistics.
+    /// Run a local model (or one behind `--endpoint`) as the agent on a split, with the same
+    /// model (or one behind `--user-endpoint`) simulating the customer (prompt
+    /// `user_simulator_prompt.txt` from the data folder); report average reward, pass^k and
+    /// tool-call statistics, and the failed episodes on stderr.
     Run(RunArgs),
 }
 
@@ -46,8 +48,12 @@ pub struct RunArgs {
     split: String,
     /// Hugging Face snapshot of the agent (also the simulated customer unless
     /// `--user-endpoint` is given).
-    #[arg(long)]
-    model: PathBuf,
+    #[arg(long, required_unless_present = "endpoint")]
+    model: Option<PathBuf>,
+    /// The agent behind an endpoint instead (`--endpoint URL`; it also plays the customer
+    /// unless `--user-endpoint` is given).
+    #[command(flatten)]
+    endpoint: EndpointArgs,
     /// Simulate the customer with the model behind this OpenAI-compatible endpoint (base URL
     /// up to `/v1`) instead of `--model`.
     #[arg(long, requires = "user_model")]
@@ -55,9 +61,6 @@ pub struct RunArgs {
     /// The `model` name to ask `--user-endpoint` for.
     #[arg(long, requires = "user_endpoint")]
     user_model: Option<String>,
-    /// Key and tokenizer of `--user-endpoint`.
-    #[command(flatten)]
-    client: ClientArgs,
     /// Device: `cpu` (default) or `cuda`.
     #[arg(long, default_value = "cpu")]
     device: DeviceKind,
@@ -85,6 +88,9 @@ pub struct RunArgs {
     /// Where to write the report (JSON, episodes included); the Markdown table goes to stdout.
     #[arg(long)]
     report: Option<PathBuf>,
+    /// What to do with episodes that fail.
+    #[command(flatten)]
+    failure: FailureArgs,
 }
 
 /// Arguments of `eval tau replay`.
@@ -110,8 +116,27 @@ pub fn run(command: TauCommand) -> anyhow::Result<()> {
     match command {
         TauCommand::Replay(args) => replay(&args),
         TauCommand::Run(args) => {
+            if let Some(url) = args.endpoint.endpoint.clone() {
+                let model = args
+                    .endpoint
+                    .endpoint_model
+                    .clone()
+                    .unwrap_or_else(|| "agent-rl".into());
+                let make_user = match (&args.user_endpoint, &args.user_model) {
+                    (Some(user_url), Some(user_model)) => {
+                        remote_customers(&args, user_url, user_model)?
+                    }
+                    _ => remote_customers(&args, &url, &model)?,
+                };
+                return args
+                    .endpoint
+                    .run(&url, |policy| evaluate(&args, policy, &*make_user));
+            }
+            let Some(model) = args.model.clone() else {
+                anyhow::bail!("give --model DIR or --endpoint URL");
+            };
             let model = ModelArgs {
-                model: args.model.clone(),
+                model,
                 device: args.device,
             };
             with_policy(&model, RunJob { args })
@@ -128,77 +153,90 @@ impl PolicyJob for RunJob {
 
     fn run<B: Backend>(self, mut policy: BurnPolicy<B>) -> anyhow::Result<()> {
         let args = &self.args;
-        let suite = TauSuite::load(&args.data, args.domain, &args.split)?;
-        let config = TauRunConfig {
-            task_ids: (!args.task_ids.is_empty()).then(|| args.task_ids.clone()),
-            trials: args.trials,
-            max_steps: args.max_steps,
-            batch_size: args.batch_size,
-            sampling: SamplingConfig {
-                max_new_tokens: args.max_new_tokens,
-                temperature: args.temperature,
-                ..SamplingConfig::default()
-            },
-            ..TauRunConfig::default()
+        let make_user: CustomerFactory = match (&args.user_endpoint, &args.user_model) {
+            (Some(url), Some(model)) => remote_customers(args, url, model)?,
+            _ => {
+                let customers =
+                    LlmCustomers::load(&policy, &args.data, args.domain, user_sampling(args))?;
+                Box::new(move |task, trial| customers.customer(task, trial))
+            }
         };
-        let user_sampling = SamplingConfig {
-            max_new_tokens: args.max_new_tokens,
-            temperature: args.user_temperature,
-            ..SamplingConfig::default()
-        };
-        let make_user: Box<dyn Fn(usize, usize) -> Box<dyn UserSimulator>> =
-            match (&args.user_endpoint, &args.user_model) {
-                (Some(url), Some(model)) => remote_customers(args, url, model, user_sampling)?,
-                _ => {
-                    let customers =
-                        LlmCustomers::load(&policy, &args.data, args.domain, user_sampling)?;
-                    Box::new(move |task, trial| customers.customer(task, trial))
-                }
-            };
-        let bar = count_bar("episodes");
-        let report = run_tau(
-            &suite,
-            &mut policy,
-            &*make_user,
-            &config,
-            &mut count_progress(&bar),
-        )?;
-        bar.finish_and_clear();
-        if let Some(path) = &args.report {
-            std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
-        write!(std::io::stdout().lock(), "{}", report.to_markdown())?;
-        Ok(())
+        evaluate(args, &mut policy, &*make_user)
     }
+}
+
+/// The customer's sampling: `--max-new-tokens` at `--user-temperature`.
+fn user_sampling(args: &RunArgs) -> SamplingConfig {
+    SamplingConfig {
+        max_new_tokens: args.max_new_tokens,
+        temperature: args.user_temperature,
+        ..SamplingConfig::default()
+    }
+}
+
+/// Runs the split with `policy` as the agent, writes the report, prints the table and the
+/// failed episodes.
+fn evaluate(
+    args: &RunArgs,
+    policy: &mut dyn Policy,
+    make_user: &dyn Fn(usize, usize) -> Box<dyn UserSimulator>,
+) -> anyhow::Result<()> {
+    let suite = TauSuite::load(&args.data, args.domain, &args.split)?;
+    let config = TauRunConfig {
+        task_ids: (!args.task_ids.is_empty()).then(|| args.task_ids.clone()),
+        trials: args.trials,
+        max_steps: args.max_steps,
+        batch_size: args.batch_size,
+        sampling: SamplingConfig {
+            max_new_tokens: args.max_new_tokens,
+            temperature: args.temperature,
+            ..SamplingConfig::default()
+        },
+        overlong: args.failure.overlong,
+        ..TauRunConfig::default()
+    };
+    let bar = count_bar("episodes");
+    let report = run_tau(
+        &suite,
+        policy,
+        make_user,
+        &config,
+        &mut count_progress(&bar),
+    )?;
+    bar.finish_and_clear();
+    if let Some(path) = &args.report {
+        std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    write!(std::io::stdout().lock(), "{}", report.to_markdown())?;
+    args.failure.settle(
+        "eval tau run",
+        "episodes",
+        &report.failures(),
+        report.episodes.len(),
+    )
 }
 
 /// Makes the simulated customer of (task, trial).
 type CustomerFactory = Box<dyn Fn(usize, usize) -> Box<dyn UserSimulator>>;
 
-/// The customers of `--user-endpoint URL --user-model NAME`.
+/// The customers played by the model `model` behind `url`.
 #[cfg(feature = "serve")]
-fn remote_customers(
-    args: &RunArgs,
-    url: &str,
-    model: &str,
-    sampling: SamplingConfig,
-) -> anyhow::Result<CustomerFactory> {
-    let policy = args.client.policy("--user-endpoint", url, model)?;
-    let customers =
-        agent_rl::remote::RemoteCustomers::load(policy, &args.data, args.domain, sampling)?;
+fn remote_customers(args: &RunArgs, url: &str, model: &str) -> anyhow::Result<CustomerFactory> {
+    let policy = args.endpoint.client.policy("--user-endpoint", url, model)?;
+    let customers = agent_rl::remote::RemoteCustomers::load(
+        policy,
+        &args.data,
+        args.domain,
+        user_sampling(args),
+    )?;
     Ok(Box::new(move |task, trial| customers.customer(task, trial)))
 }
 
 /// Without the `serve` feature there is no client.
 #[cfg(not(feature = "serve"))]
-fn remote_customers(
-    _: &RunArgs,
-    _: &str,
-    _: &str,
-    _: SamplingConfig,
-) -> anyhow::Result<CustomerFactory> {
-    anyhow::bail!("--user-endpoint needs a binary built with the `serve` feature")
+fn remote_customers(_: &RunArgs, _: &str, _: &str) -> anyhow::Result<CustomerFactory> {
+    anyhow::bail!("--endpoint and --user-endpoint need a binary built with the `serve` feature")
 }
 
 fn replay(args: &ReplayArgs) -> anyhow::Result<()> {

@@ -10,12 +10,14 @@ mod eval;
 mod eval_bfcl;
 mod eval_swe;
 mod eval_tau;
+mod failure_args;
 mod generate;
 mod logprobs;
 mod merge;
 mod model_args;
 mod plan;
 mod rm_score;
+mod run_overrides;
 #[cfg(feature = "serve")]
 mod serve;
 mod train;
@@ -43,6 +45,7 @@ enum Command {
     /// Merge a PEFT LoRA adapter into its base model and write a full checkpoint.
     Merge(merge::MergeArgs),
     /// Render a conversation with the model's chat template.
+    #[command(mut_arg("messages", |arg| arg.required(true)))]
     ChatTemplate(chat_template::ChatTemplateArgs),
     /// Train from a TOML run file (`train sft|rm|ppo|grpo --config run.toml`).
     #[command(subcommand)]
@@ -53,6 +56,7 @@ enum Command {
     /// Estimate a training run's device memory, per component, and whether it fits.
     Plan(plan::PlanArgs),
     /// Score a conversation with a reward model (the head at its last token).
+    #[command(mut_arg("messages", |arg| arg.required(true)))]
     RmScore(rm_score::RmScoreArgs),
     /// Serve a model with an OpenAI-compatible HTTP API.
     #[cfg(feature = "serve")]
@@ -71,7 +75,21 @@ fn main() -> anyhow::Result<()> {
         // The server keeps its own threads; the pool's workers stay free for its engine.
         return serve::run(args);
     }
-    agent_rl::host_threads::on_compute_pool(|| run(cli.command))
+    let result = agent_rl::host_threads::on_compute_pool(|| run(cli.command));
+    // Output piped into a reader that stopped (`| head`) is not an error of the command.
+    match result {
+        Err(error) if is_broken_pipe(&error) => Ok(()),
+        other => other,
+    }
+}
+
+/// True when `error` comes from writing to a closed pipe.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Runs one command; `main` calls it on a worker of the compute pool

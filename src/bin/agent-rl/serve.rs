@@ -24,7 +24,9 @@ pub struct ServeArgs {
     /// Port (0 = any free port; the bound address is printed).
     #[arg(long, default_value_t = 8000)]
     port: u16,
-    /// Name clients send as `model` (default: the model directory's name).
+    /// Name clients send as `model` (default: the model directory's name; for a run's
+    /// `final_model/` or `checkpoint-<step>/`, `<run directory>/<folder>`, e.g.
+    /// `grpo/final_model`).
     #[arg(long)]
     served_model_name: Option<String>,
     /// Most sequences decoded together in one batch.
@@ -101,6 +103,24 @@ where
 /// resident, 100 ms 140 of 184 MB, 0 ms 60 of 143 MB, from 33-38 MB at the start).
 const RETURN_FREED_MEMORY_AFTER_MS: u32 = 0;
 
+/// The name a model folder is served as without `--served-model-name`: its own name, prefixed
+/// with its run directory's for the folders every run has (`final_model`, `checkpoint-<step>`).
+fn default_served_name(model: &std::path::Path) -> String {
+    let absolute = std::fs::canonicalize(model).unwrap_or_else(|_| model.to_path_buf());
+    let name = |path: &std::path::Path| {
+        path.file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+    };
+    let Some(folder) = name(&absolute) else {
+        return "agent-rl".into();
+    };
+    let generic = folder == "final_model" || folder.starts_with("checkpoint-");
+    match absolute.parent().and_then(name) {
+        Some(run) if generic => format!("{run}/{folder}"),
+        _ => folder,
+    }
+}
+
 /// Runs `serve`.
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     // A server's load comes in bursts: give a spike's memory back.
@@ -112,12 +132,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         ),
         None => None,
     };
-    let model_name = args.served_model_name.clone().unwrap_or_else(|| {
-        args.model
-            .model
-            .file_name()
-            .map_or_else(|| "agent-rl".into(), |n| n.to_string_lossy().into_owned())
-    });
+    let model_name = args
+        .served_model_name
+        .clone()
+        .unwrap_or_else(|| default_served_name(&args.model.model));
     let config = ServeConfig {
         host: args.host.clone(),
         port: args.port,

@@ -20,26 +20,46 @@ use crate::{train_grpo, train_rlhf, train_sft};
 #[derive(Debug, clap::Subcommand)]
 pub enum TrainCommand {
     /// Supervised fine-tuning (`[model]`, `[data]`, `[run]`, `[sft]`).
+    #[command(mut_arg("config", |arg| arg.help(config_help("sft_toy"))))]
+    #[command(mut_arg("resume", |arg| arg.help(NO_RESUME)))]
     Sft(TrainArgs),
     /// GRPO with the tool-use reward (`[model]`, `[data]`, `[run]`, `[warmup]`, `[grpo]`,
     /// `[reward]`).
+    #[command(mut_arg("config", |arg| arg.help(config_help("grpo_toy"))))]
     Grpo(TrainArgs),
     /// A reward model on preference pairs (`[model]`, `[data]`, `[run]`, `[warmup]`,
     /// `[reward_model]`, `[lora]`).
+    #[command(mut_arg("config", |arg| arg.help(config_help("rm_toy"))))]
+    #[command(mut_arg("resume", |arg| arg.help(NO_RESUME)))]
     Rm(TrainArgs),
     /// PPO against a reward model trained in the run and/or the tool-use reward (`[model]`,
     /// `[data]`, `[run]`, `[warmup]`, `[reward_model]`, `[ppo]`, `[reward]`, `[lora]`).
+    #[command(mut_arg("config", |arg| arg.help(config_help("ppo_toy"))))]
     Ppo(TrainArgs),
 }
 
-/// `--config run.toml [--resume RUN_DIR]`.
+/// The help of `--config`, naming the committed example run file of the trainer.
+fn config_help(example: &str) -> String {
+    format!("The TOML run file (e.g. examples/configs/{example}.toml)")
+}
+
+/// The help of `--resume` on the trainers that do not resume.
+const NO_RESUME: &str = "Not supported by this trainer (it restarts: start a new run from a \
+                         saved model with `model.path`)";
+
+/// `--config run.toml [--set KEY=VALUE]… [--resume RUN_DIR]`.
 #[derive(Debug, clap::Args)]
 pub struct TrainArgs {
-    /// The TOML run file (e.g. examples/configs/grpo_toy.toml).
+    /// The TOML run file.
     #[arg(long)]
     pub config: PathBuf,
-    /// Continue the run in RUN_DIR from its last `checkpoint-<step>/` (GRPO, PPO), writing into
-    /// RUN_DIR; `max_steps` in the run file is the total.
+    /// Override a run-file key: a dotted path and a TOML value (`--set grpo.max_steps=3`,
+    /// `--set grpo.sampling.temperature=0.7`, `--set model.path=/models/qwen`); repeatable,
+    /// applied in order; unknown keys are refused.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Continue the run in RUN_DIR from its last `checkpoint-<step>/`, writing into RUN_DIR;
+    /// `max_steps` in the run file is the total.
     #[arg(long, value_name = "RUN_DIR")]
     pub resume: Option<PathBuf>,
     /// Start afresh in a run directory that holds an earlier run: its checkpoints, metrics and

@@ -10,6 +10,8 @@ use agent_rl::algos::{CurriculumConfig, GrpoConfig, PpoConfig, RewardConfig, Sft
 use agent_rl::core::lora::LoraConfig;
 use agent_rl::rewards::ToolUseConfig;
 use anyhow::{Context, bail};
+
+use crate::run_overrides::{apply_override, fill_completion_budget};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -572,16 +574,42 @@ impl RunFile for PpoRunConfig {
     }
 }
 
-/// Reads and parses a run file, rejecting unknown keys (the run directory defaults to
+/// `config` as JSON with each `f32` written at `f32` precision (`0.9`, not the
+/// `0.8999999761581421` that `serde_json::to_value` gives through `f64`).
+///
+/// # Errors
+/// A config that does not serialise (a non-string map key).
+pub fn config_json(config: &impl Serialize) -> anyhow::Result<serde_json::Value> {
+    Ok(serde_json::from_str(&serde_json::to_string(config)?)?)
+}
+
+/// Reads and parses a run file with the `--set KEY=VALUE` `overrides` applied, rejecting
+/// unknown keys; `[grpo]` and `[ppo]` that set only one of `max_completion_length` and
+/// `sampling.max_new_tokens` get the other from it (the run directory defaults to
 /// `runs/<default_dir>`).
 ///
 /// # Errors
 /// The file that cannot be read; TOML syntax errors and unknown or mistyped keys, with the key,
-/// line and file named; a `[model]` or `[data]` section that is inconsistent.
-pub fn load<T: RunFile>(path: &Path, default_dir: &str) -> anyhow::Result<T> {
+/// line and file (or the `--set` override) named; a `[model]` or `[data]` section that is
+/// inconsistent.
+pub fn load<T: RunFile>(path: &Path, overrides: &[String], default_dir: &str) -> anyhow::Result<T> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read run file {}", path.display()))?;
-    let mut config: T = toml::from_str(&text)
+    // Parsed from the text first, so that errors in the file name their line.
+    toml::from_str::<T>(&text)
+        .map_err(|err| anyhow::anyhow!("invalid run file {}:\n{err}", path.display()))?;
+    let mut table: toml::Table = toml::from_str(&text)
+        .map_err(|err| anyhow::anyhow!("invalid run file {}:\n{err}", path.display()))?;
+    for assignment in overrides {
+        apply_override(&mut table, assignment)?;
+        table
+            .clone()
+            .try_into::<T>()
+            .map_err(|err| anyhow::anyhow!("--set {assignment}: {}", err.message()))?;
+    }
+    fill_completion_budget(&mut table, &["grpo", "ppo"]);
+    let mut config: T = table
+        .try_into()
         .map_err(|err| anyhow::anyhow!("invalid run file {}:\n{err}", path.display()))?;
     let (model, data, run) = config.sections();
     match (&model.path, model.tiny) {
@@ -677,10 +705,13 @@ mod tests {
                     std::fs::write(&path, lines.join("\n")).expect("write");
                     let started = std::time::Instant::now();
                     let grpo =
-                        std::panic::catch_unwind(|| load::<GrpoRunConfig>(&path, "g").is_ok());
-                    let sft = std::panic::catch_unwind(|| load::<SftRunConfig>(&path, "s").is_ok());
-                    let rm = std::panic::catch_unwind(|| load::<RmRunConfig>(&path, "r").is_ok());
-                    let ppo = std::panic::catch_unwind(|| load::<PpoRunConfig>(&path, "p").is_ok());
+                        std::panic::catch_unwind(|| load::<GrpoRunConfig>(&path, &[], "g").is_ok());
+                    let sft =
+                        std::panic::catch_unwind(|| load::<SftRunConfig>(&path, &[], "s").is_ok());
+                    let rm =
+                        std::panic::catch_unwind(|| load::<RmRunConfig>(&path, &[], "r").is_ok());
+                    let ppo =
+                        std::panic::catch_unwind(|| load::<PpoRunConfig>(&path, &[], "p").is_ok());
                     prop_assert!(
                         grpo.is_ok() && sft.is_ok() && rm.is_ok() && ppo.is_ok(),
                         "panicked on:\n{}",
@@ -697,7 +728,7 @@ mod tests {
     fn toy_refusal_needs_the_warmup_it_shapes() {
         let example =
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/configs/ppo_toy.toml");
-        load::<PpoRunConfig>(&example, "p").expect("the committed example loads");
+        load::<PpoRunConfig>(&example, &[], "p").expect("the committed example loads");
         let text = std::fs::read_to_string(&example).expect("committed example");
         let (before, rest) = text.split_once("[warmup]").expect("a [warmup] section");
         let (_, after) = rest
@@ -709,7 +740,7 @@ mod tests {
         std::fs::write(&path, format!("{before}[reward_model]{after}")).expect("write");
         let message = format!(
             "{:#}",
-            load::<PpoRunConfig>(&path, "p").expect_err("no [warmup]")
+            load::<PpoRunConfig>(&path, &[], "p").expect_err("no [warmup]")
         );
         assert!(
             message.contains("toy_refusal needs a [warmup]") && message.contains("run.toml"),
@@ -756,7 +787,7 @@ mod tests {
             ),
         ] {
             std::fs::write(&path, format!("[model]\ntiny = true\n{text}")).expect("write");
-            let err = load::<GrpoRunConfig>(&path, "g").expect_err(text);
+            let err = load::<GrpoRunConfig>(&path, &[], "g").expect_err(text);
             let message = format!("{err:#}");
             assert!(
                 message.contains(expected) && message.contains("run.toml"),
@@ -764,7 +795,7 @@ mod tests {
             );
         }
         std::fs::write(&path, "[model]\ntiny = true\n[data]\ntoy = 100000\n").expect("write");
-        load::<GrpoRunConfig>(&path, "g").expect("the largest toy set is accepted");
+        load::<GrpoRunConfig>(&path, &[], "g").expect("the largest toy set is accepted");
     }
 
     /// Loads `text` (after a tiny `[model]`) as the run file of `command`.
@@ -776,10 +807,10 @@ mod tests {
     /// Loads the run file at `path` as `command`'s.
     fn load_file(command: &str, path: &Path) -> anyhow::Result<()> {
         match command {
-            "sft" => load::<SftRunConfig>(path, "s").map(drop),
-            "grpo" => load::<GrpoRunConfig>(path, "g").map(drop),
-            "rm" => load::<RmRunConfig>(path, "r").map(drop),
-            "ppo" => load::<PpoRunConfig>(path, "p").map(drop),
+            "sft" => load::<SftRunConfig>(path, &[], "s").map(drop),
+            "grpo" => load::<GrpoRunConfig>(path, &[], "g").map(drop),
+            "rm" => load::<RmRunConfig>(path, &[], "r").map(drop),
+            "ppo" => load::<PpoRunConfig>(path, &[], "p").map(drop),
             other => panic!("no command {other}"),
         }
     }
@@ -880,7 +911,7 @@ mod tests {
             tasks.display().to_string()
         );
         std::fs::write(&path, text).expect("write");
-        let config = load::<GrpoRunConfig>(&path, "g").expect("loads");
+        let config = load::<GrpoRunConfig>(&path, &[], "g").expect("loads");
         let curriculum = config.curriculum.as_ref().expect("[curriculum]");
         assert_eq!((curriculum.window, curriculum.promote_threshold), (4, 0.5));
         let mut sampler =
@@ -920,7 +951,7 @@ mod tests {
             ),
         ] {
             std::fs::write(&path, format!("{head}{text}")).expect("write");
-            let err = load::<GrpoRunConfig>(&path, "g").expect_err(&text);
+            let err = load::<GrpoRunConfig>(&path, &[], "g").expect_err(&text);
             let message = format!("{err:#}");
             assert!(
                 message.contains(expected) && message.contains("run.toml"),
@@ -933,13 +964,13 @@ mod tests {
             format!("[model]\ntiny = true\n[data]\ntoy = 4\n{lora}{good}"),
         )
         .expect("write");
-        load::<GrpoRunConfig>(&path, "g").expect("multi-turn data with [rollouts]");
+        load::<GrpoRunConfig>(&path, &[], "g").expect("multi-turn data with [rollouts]");
         std::fs::write(
             &path,
             format!("{head}{lora}{good}model = \"tiny\"\nmax_concurrency = 1\n"),
         )
         .expect("write");
-        let config = load::<GrpoRunConfig>(&path, "g").expect("loads");
+        let config = load::<GrpoRunConfig>(&path, &[], "g").expect("loads");
         let remote = config.rollouts.expect("[rollouts]").remote_config();
         assert_eq!(
             (

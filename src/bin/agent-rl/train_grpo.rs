@@ -43,7 +43,7 @@ impl GrpoJob {
     /// # Errors
     /// Run-file errors, naming the file and the section.
     pub fn new(args: TrainArgs) -> anyhow::Result<Self> {
-        let mut config: GrpoRunConfig = load(&args.config, "grpo")?;
+        let mut config: GrpoRunConfig = load(&args.config, &args.set, "grpo")?;
         config.grpo.gradient_checkpointing |= args.gradient_checkpointing;
         crate::train::set_base_dtype(&mut config.lora, args.base_dtype, &args.config)?;
         let file = args.config.display();
@@ -260,7 +260,7 @@ impl TrainJob for GrpoJob {
     }
 
     fn resolved(&self) -> anyhow::Result<serde_json::Value> {
-        Ok(serde_json::to_value(&self.config)?)
+        crate::train_config::config_json(&self.config)
     }
 
     fn run<B: AutodiffBackend>(self) -> anyhow::Result<()> {
@@ -294,7 +294,7 @@ impl TrainJob for GrpoJob {
             .with_run_dir(&dir)
             .with_resume(self.resume.is_some())
             .with_overwrite(self.overwrite)
-            .with_config_record(serde_json::to_value(&config)?)
+            .with_config_record(crate::train_config::config_json(&config)?)
             .with_observer(StageProgress::default());
         if let Some(rollouts) = &config.rollouts {
             pipeline = with_remote_rollouts(pipeline, rollouts)?;

@@ -144,7 +144,7 @@ impl RmJob {
         if args.gradient_checkpointing {
             bail!("--gradient-checkpointing: not supported by reward-model training yet");
         }
-        let mut config: RmRunConfig = load(&args.config, "rm")?;
+        let mut config: RmRunConfig = load(&args.config, &args.set, "rm")?;
         crate::train::set_base_dtype(&mut config.lora, args.base_dtype, &args.config)?;
         let file = args.config.display();
         if let Some(lora) = &config.lora {
@@ -167,7 +167,7 @@ impl TrainJob for RmJob {
     }
 
     fn resolved(&self) -> anyhow::Result<serde_json::Value> {
-        Ok(serde_json::to_value(&self.config)?)
+        crate::train_config::config_json(&self.config)
     }
 
     fn run<B: AutodiffBackend>(self) -> anyhow::Result<()> {
@@ -192,7 +192,7 @@ impl TrainJob for RmJob {
         let pipeline = Pipeline::builder(model, tokenizer)
             .with_run_dir(&dir)
             .with_overwrite(self.overwrite)
-            .with_config_record(serde_json::to_value(&config)?)
+            .with_config_record(crate::train_config::config_json(&config)?)
             .with_observer(StageProgress::default());
         let reward_model = Some((&config.reward_model, config.lora.as_ref()));
         let pipeline = add_warmup_and_reward_model(
@@ -220,7 +220,7 @@ impl PpoJob {
     /// # Errors
     /// Run-file errors naming the file and section.
     pub fn new(args: TrainArgs) -> anyhow::Result<Self> {
-        let mut config: PpoRunConfig = load(&args.config, "ppo")?;
+        let mut config: PpoRunConfig = load(&args.config, &args.set, "ppo")?;
         crate::train::set_base_dtype(&mut config.lora, args.base_dtype, &args.config)?;
         let file = args.config.display();
         if args.gradient_checkpointing {
@@ -254,7 +254,7 @@ impl TrainJob for PpoJob {
     }
 
     fn resolved(&self) -> anyhow::Result<serde_json::Value> {
-        Ok(serde_json::to_value(&self.config)?)
+        crate::train_config::config_json(&self.config)
     }
 
     fn run<B: AutodiffBackend>(self) -> anyhow::Result<()> {
@@ -300,7 +300,7 @@ impl TrainJob for PpoJob {
             .with_run_dir(&dir)
             .with_resume(self.resume.is_some())
             .with_overwrite(self.overwrite)
-            .with_config_record(serde_json::to_value(&config)?)
+            .with_config_record(crate::train_config::config_json(&config)?)
             .with_observer(StageProgress::default());
         let reward_model = config.reward_model.as_ref().map(|c| (c, None));
         let mut pipeline = add_warmup_and_reward_model(

@@ -32,7 +32,7 @@ impl SftJob {
                 dir.display()
             );
         }
-        let mut config: SftRunConfig = load(&args.config, "sft")?;
+        let mut config: SftRunConfig = load(&args.config, &args.set, "sft")?;
         config.sft.gradient_checkpointing |= args.gradient_checkpointing;
         crate::train::set_base_dtype(&mut config.lora, args.base_dtype, &args.config)?;
         config
@@ -78,7 +78,7 @@ impl TrainJob for SftJob {
     }
 
     fn resolved(&self) -> anyhow::Result<serde_json::Value> {
-        Ok(serde_json::to_value(&self.config)?)
+        crate::train_config::config_json(&self.config)
     }
 
     fn run<B: AutodiffBackend>(self) -> anyhow::Result<()> {
@@ -94,7 +94,7 @@ impl TrainJob for SftJob {
             .add_stage(stage)
             .with_run_dir(&dir)
             .with_overwrite(self.overwrite)
-            .with_config_record(serde_json::to_value(&config)?)
+            .with_config_record(crate::train_config::config_json(&config)?)
             .with_observer(StageProgress::default())
             .build()?
             .run()?;
