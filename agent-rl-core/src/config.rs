@@ -1,4 +1,5 @@
-//! [`Qwen2Config`]: the model hyper-parameters, read from a Hugging Face `config.json`.
+//! [`Qwen2Config`]: the model hyper-parameters, read from a Hugging Face `config.json` of a Qwen2
+//! or a Llama checkpoint.
 
 use std::path::Path;
 
@@ -7,7 +8,11 @@ use serde_json::Value;
 
 use crate::error::CoreError;
 
-/// Qwen2 / Qwen2.5 hyper-parameters with Hugging Face's field names.
+/// Qwen2 / Qwen2.5 and Llama hyper-parameters with Hugging Face's field names.
+///
+/// The two architectures share one decoder (RMSNorm, SwiGLU, rotate-half RoPE, grouped-query
+/// attention); they differ in which projections carry a bias (see [`Qwen2Config::qkv_bias`]) and
+/// in Llama's RoPE scaling (see [`RopeScaling`]).
 ///
 /// Unknown keys of `config.json` are tolerated (HF files carry many); settings this
 /// implementation does not support are rejected by [`Qwen2Config::validate`] with the field named.
@@ -41,11 +46,11 @@ pub struct Qwen2Config {
     /// RoPE base frequency (transformers 4 layout; transformers 5 writes `rope_parameters`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rope_theta: Option<f64>,
-    /// RoPE scaling; only absent / `null` (or type `default`) is supported.
+    /// RoPE scaling; absent / `null`, type `default` or (Llama 3) type `llama3`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rope_scaling: Option<Value>,
-    /// transformers 5's RoPE block (`{"rope_theta": …, "rope_type": "default"}`); only the
-    /// default type is supported.
+    /// transformers 5's RoPE block (`{"rope_theta": …, "rope_type": "default"}`); types
+    /// `default` and `llama3`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rope_parameters: Option<Value>,
     /// Whether `lm_head` shares the embedding matrix.
@@ -69,9 +74,73 @@ pub struct Qwen2Config {
     /// Storage dtype of the checkpoint (`float32`, `bfloat16`, …); informative only.
     #[serde(default, alias = "dtype")]
     pub torch_dtype: Option<String>,
-    /// Model type; `qwen2` expected.
+    /// Model type: `qwen2` or `llama`.
     #[serde(default = "default_model_type")]
     pub model_type: String,
+    /// Llama: whether q/k/v/o carry a bias (default false). Qwen2 ignores it: its q/k/v always
+    /// have one and `o_proj` never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention_bias: Option<bool>,
+    /// Llama: whether gate/up/down carry a bias (default false); Qwen2 has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mlp_bias: Option<bool>,
+}
+
+/// How RoPE frequencies are derived from the base frequency, from `rope_scaling` or
+/// `rope_parameters`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RopeScaling {
+    /// `inv_freq[i] = theta^(-2i / head_dim)`.
+    Default,
+    /// Llama 3.1's frequency-band scaling (transformers' `_compute_llama3_parameters`): long
+    /// wavelengths divided by `factor`, short ones kept, a smooth blend between.
+    Llama3 {
+        /// Divisor of the low frequencies.
+        factor: f32,
+        /// Wavelengths above `original_max_position_embeddings / low_freq_factor` are scaled.
+        low_freq_factor: f32,
+        /// Wavelengths below `original_max_position_embeddings / high_freq_factor` are kept.
+        high_freq_factor: f32,
+        /// Context length of pre-training.
+        original_max_position_embeddings: f32,
+    },
+}
+
+impl RopeScaling {
+    /// The inverse frequencies of `head_dim / 2` rotary pairs, computed in f32 as transformers
+    /// does.
+    pub fn inv_freq(&self, theta: f64, head_dim: usize) -> Vec<f32> {
+        let base: Vec<f32> = (0..head_dim / 2)
+            .map(|i| 1.0 / (theta as f32).powf((2 * i) as f32 / head_dim as f32))
+            .collect();
+        let Self::Llama3 {
+            factor,
+            low_freq_factor,
+            high_freq_factor,
+            original_max_position_embeddings: old_context,
+        } = *self
+        else {
+            return base;
+        };
+        let low_freq_wavelen = old_context / low_freq_factor;
+        let high_freq_wavelen = old_context / high_freq_factor;
+        base.into_iter()
+            .map(|freq| {
+                let wavelen = (1.0 / freq) * std::f32::consts::TAU;
+                let scaled = if wavelen > low_freq_wavelen {
+                    freq / factor
+                } else {
+                    freq
+                };
+                if wavelen < high_freq_wavelen || wavelen > low_freq_wavelen {
+                    return scaled;
+                }
+                let smooth = (old_context / wavelen - low_freq_factor)
+                    / (high_freq_factor - low_freq_factor);
+                (1.0 - smooth) * scaled / factor + smooth * scaled
+            })
+            .collect()
+    }
 }
 
 fn default_act() -> String {
@@ -112,7 +181,55 @@ impl Qwen2Config {
             eos_token_id: None,
             torch_dtype: Some("float32".into()),
             model_type: default_model_type(),
+            attention_bias: None,
+            mlp_bias: None,
         }
+    }
+
+    /// Whether this is a Llama checkpoint (`model_type = "llama"`).
+    pub fn is_llama(&self) -> bool {
+        self.model_type == "llama"
+    }
+
+    /// Whether q/k/v carry a bias: always for Qwen2, `attention_bias` for Llama.
+    pub fn qkv_bias(&self) -> bool {
+        !self.is_llama() || self.attention_bias.unwrap_or(false)
+    }
+
+    /// Whether `o_proj` carries a bias: never for Qwen2, `attention_bias` for Llama.
+    pub fn o_bias(&self) -> bool {
+        self.is_llama() && self.attention_bias.unwrap_or(false)
+    }
+
+    /// Whether gate/up/down carry a bias: never for Qwen2, `mlp_bias` for Llama.
+    pub fn mlp_has_bias(&self) -> bool {
+        self.is_llama() && self.mlp_bias.unwrap_or(false)
+    }
+
+    /// The Hugging Face class name of the causal LM (`Qwen2ForCausalLM`, `LlamaForCausalLM`)
+    /// or, with `head = "ForSequenceClassification"`, of another head.
+    pub fn architecture(&self, head: &str) -> String {
+        let family = if self.is_llama() { "Llama" } else { "Qwen2" };
+        format!("{family}{head}")
+    }
+
+    /// The RoPE scaling of `rope_parameters` (or, without it, `rope_scaling`).
+    ///
+    /// # Errors
+    /// [`CoreError::UnsupportedConfig`] naming the field for an unsupported type or a missing
+    /// or invalid `llama3` parameter.
+    pub fn rope_scaling_kind(&self) -> Result<RopeScaling, CoreError> {
+        let mut kind = RopeScaling::Default;
+        for (field, block) in [
+            ("rope_scaling", &self.rope_scaling),
+            ("rope_parameters", &self.rope_parameters),
+        ] {
+            let Some(block) = block.as_ref().filter(|b| !b.is_null()) else {
+                continue;
+            };
+            kind = rope_block(field, block)?;
+        }
+        Ok(kind)
     }
 
     /// Reads and validates `config.json`.
@@ -177,10 +294,13 @@ impl Qwen2Config {
                 reason,
             })
         };
-        if self.model_type != "qwen2" {
+        if !matches!(self.model_type.as_str(), "qwen2" | "llama") {
             return bad(
                 "model_type",
-                format!("`{}` is not supported; expected `qwen2`", self.model_type),
+                format!(
+                    "`{}` is not supported; expected `qwen2` or `llama`",
+                    self.model_type
+                ),
             );
         }
         if self.hidden_act != "silu" {
@@ -189,29 +309,7 @@ impl Qwen2Config {
                 format!("`{}` is not supported; only `silu`", self.hidden_act),
             );
         }
-        for (field, block) in [
-            ("rope_scaling", &self.rope_scaling),
-            ("rope_parameters", &self.rope_parameters),
-        ] {
-            let Some(block) = block.as_ref().filter(|b| !b.is_null()) else {
-                continue;
-            };
-            let kind = block
-                .get("rope_type")
-                .or_else(|| block.get("type"))
-                .and_then(Value::as_str)
-                .unwrap_or(if field == "rope_parameters" {
-                    "default"
-                } else {
-                    "?"
-                });
-            if kind != "default" {
-                return bad(
-                    field,
-                    format!("type `{kind}` is not supported; only plain RoPE"),
-                );
-            }
-        }
+        self.rope_scaling_kind()?;
         if self.use_sliding_window {
             return bad(
                 "use_sliding_window",
@@ -297,6 +395,54 @@ impl Qwen2Config {
     }
 }
 
+/// The scaling one RoPE block describes (`rope_type`, or the older `type`).
+fn rope_block(field: &str, block: &Value) -> Result<RopeScaling, CoreError> {
+    let bad = |reason: String| CoreError::UnsupportedConfig {
+        field: field.into(),
+        reason,
+    };
+    let kind = block
+        .get("rope_type")
+        .or_else(|| block.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or(if field == "rope_parameters" {
+            "default"
+        } else {
+            "?"
+        });
+    match kind {
+        "default" => Ok(RopeScaling::Default),
+        "llama3" => {
+            let number = |name: &str| {
+                block
+                    .get(name)
+                    .and_then(Value::as_f64)
+                    .filter(|v| v.is_finite() && *v > 0.0)
+                    .map(|v| v as f32)
+                    .ok_or_else(|| bad(format!("`llama3` needs a positive number `{name}`")))
+            };
+            let (low_freq_factor, high_freq_factor) =
+                (number("low_freq_factor")?, number("high_freq_factor")?);
+            if high_freq_factor <= low_freq_factor {
+                return Err(bad(format!(
+                    "`llama3` needs high_freq_factor ({high_freq_factor}) above low_freq_factor \
+                     ({low_freq_factor})"
+                )));
+            }
+            let scaling = RopeScaling::Llama3 {
+                factor: number("factor")?,
+                low_freq_factor,
+                high_freq_factor,
+                original_max_position_embeddings: number("original_max_position_embeddings")?,
+            };
+            Ok(scaling)
+        }
+        other => Err(bad(format!(
+            "type `{other}` is not supported; only plain RoPE (`default`) and `llama3`"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,7 +472,17 @@ mod tests {
             ),
             (json!({"use_sliding_window": true}), "use_sliding_window"),
             (json!({"num_key_value_heads": 3}), "num_key_value_heads"),
-            (json!({"model_type": "llama"}), "model_type"),
+            (json!({"model_type": "mistral"}), "model_type"),
+            (
+                json!({"rope_scaling": {"rope_type": "llama3", "factor": 8.0}}),
+                "rope_scaling",
+            ),
+            (
+                json!({"rope_parameters": {"rope_type": "llama3", "factor": 8.0,
+                    "low_freq_factor": 4.0, "high_freq_factor": 1.0,
+                    "original_max_position_embeddings": 8192}}),
+                "rope_parameters",
+            ),
             (json!({"rms_norm_eps": -1.0}), "rms_norm_eps"),
             (json!({"rms_norm_eps": 0.0}), "rms_norm_eps"),
             (json!({"rope_theta": -5.0}), "rope_theta"),
@@ -337,6 +493,45 @@ mod tests {
         with(json!({"rope_scaling": null, "sliding_window": 4096})).expect("supported");
         with(json!({"rope_parameters": {"rope_type": "default", "rope_theta": 1e6}}))
             .expect("supported");
+        with(
+            json!({"model_type": "llama", "rope_scaling": {"rope_type": "llama3",
+            "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192}}),
+        )
+        .expect("supported");
+    }
+
+    #[test]
+    fn biases_follow_the_architecture() {
+        let qwen = Qwen2Config::tiny();
+        assert!(qwen.qkv_bias() && !qwen.o_bias() && !qwen.mlp_has_bias());
+        let mut llama = Qwen2Config {
+            model_type: "llama".into(),
+            ..Qwen2Config::tiny()
+        };
+        assert!(!llama.qkv_bias() && !llama.o_bias() && !llama.mlp_has_bias());
+        llama.attention_bias = Some(true);
+        llama.mlp_bias = Some(true);
+        assert!(llama.qkv_bias() && llama.o_bias() && llama.mlp_has_bias());
+        assert_eq!(llama.architecture("ForCausalLM"), "LlamaForCausalLM");
+        assert_eq!(qwen.architecture("ForCausalLM"), "Qwen2ForCausalLM");
+    }
+
+    #[test]
+    fn llama3_scaling_keeps_high_scales_low_and_blends_between() {
+        let scaling = RopeScaling::Llama3 {
+            factor: 8.0,
+            low_freq_factor: 1.0,
+            high_freq_factor: 4.0,
+            original_max_position_embeddings: 64.0,
+        };
+        let base = RopeScaling::Default.inv_freq(10000.0, 8);
+        let scaled = scaling.inv_freq(10000.0, 8);
+        // Wavelengths 2π·[1, 10, 100, 1000]: below 16 kept, above 64 divided by 8, between blended.
+        assert_eq!(scaled[0], base[0]);
+        assert!(scaled[1] < base[1] && scaled[1] > base[1] / 8.0);
+        assert_eq!(scaled[2], base[2] / 8.0);
+        assert_eq!(scaled[3], base[3] / 8.0);
     }
 
     #[test]

@@ -75,7 +75,7 @@ pub use chat::{
     ChatTemplate, ChatTokenizer, DEFAULT_TEMPLATE_FUEL, DEFAULT_TEMPLATE_OUTPUT_BYTES,
     TEMPLATE_TOTAL_LIMIT_FACTOR,
 };
-pub use config::Qwen2Config;
+pub use config::{Qwen2Config, RopeScaling};
 pub use conversation::{Message, Role, ToolCall, ToolSpec};
 pub use environment::{Action, Environment, EnvironmentFactory, StepOutcome, Task, step_each};
 pub use error::{CoreError, Result};

@@ -10,19 +10,31 @@ pub type B = burn::backend::Flex;
 
 /// `tests/fixtures/qwen2_tiny/<name>`.
 pub fn fixture(name: &str) -> PathBuf {
+    fixture_in("qwen2_tiny", name)
+}
+
+/// `tests/fixtures/<set>/<name>`.
+pub fn fixture_in(set: &str, name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/qwen2_tiny")
+        .join("tests/fixtures")
+        .join(set)
         .join(name)
 }
 
 /// `expected.json`.
 pub fn expected() -> Value {
-    serde_json::from_str(&std::fs::read_to_string(fixture("expected.json")).unwrap()).unwrap()
+    expected_in("qwen2_tiny")
 }
 
-/// A tensor of `expected_<model>.safetensors` as (shape, f32 data).
-pub fn expected_tensor(model: &str, key: &str) -> (Vec<usize>, Vec<f32>) {
-    let bytes = std::fs::read(fixture(&format!("expected_{model}.safetensors"))).unwrap();
+/// `expected.json` of fixture set `set`.
+pub fn expected_in(set: &str) -> Value {
+    let path = fixture_in(set, "expected.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A tensor of `<set>/expected_<model>.safetensors` as (shape, f32 data).
+pub fn expected_tensor_in(set: &str, model: &str, key: &str) -> (Vec<usize>, Vec<f32>) {
+    let bytes = std::fs::read(fixture_in(set, &format!("expected_{model}.safetensors"))).unwrap();
     let file = SafeTensors::deserialize(&bytes).unwrap();
     let view = file.tensor(key).unwrap();
     let data = view

@@ -1,23 +1,32 @@
-//! Logits and greedy continuations equal transformers' on the committed tiny checkpoints.
+//! Logits and greedy continuations equal transformers' on the committed tiny checkpoints (Qwen2 in
+//! `fixtures/qwen2_tiny`, Llama in `fixtures/llama_tiny`).
 
 use agent_rl_core::Qwen2ForCausalLm;
 use agent_rl_core::generation::{SamplingConfig, generate_ids};
 use agent_rl_core::weights::{LoadOptions, load_pretrained};
 
-use crate::common::{B, assert_close, expected, expected_tensor, fixture, ids};
+use crate::common::{B, assert_close, expected_in, expected_tensor_in, fixture_in, ids};
 
-fn load(name: &str) -> Qwen2ForCausalLm<B> {
-    load_pretrained::<B>(&fixture(name), LoadOptions::default(), &Default::default())
-        .unwrap()
-        .0
+fn load(set: &str, name: &str) -> Qwen2ForCausalLm<B> {
+    load_pretrained::<B>(
+        &fixture_in(set, name),
+        LoadOptions::default(),
+        &Default::default(),
+    )
+    .unwrap()
+    .0
 }
 
 fn check_model(dir: &str, reference: &str) {
-    let model = load(dir);
-    let expected_json = expected();
+    check_model_in("qwen2_tiny", dir, reference);
+}
+
+fn check_model_in(set: &str, dir: &str, reference: &str) {
+    let model = load(set, dir);
+    let expected_json = expected_in(set);
     let prompt = ids(&expected_json["prompt_ids"]);
     let logits = model.forward_ids(std::slice::from_ref(&prompt), None);
-    let (shape, want) = expected_tensor(reference, "logits");
+    let (shape, want) = expected_tensor_in(set, reference, "logits");
     assert_eq!(logits.dims().to_vec(), [1, shape[0], shape[1]]);
     let got = logits.into_data().into_vec::<f32>().unwrap();
     assert_close(&got, &want, 1e-4, 1e-4, &format!("{dir} logits"));
@@ -47,7 +56,7 @@ fn check_model(dir: &str, reference: &str) {
         .into_data()
         .into_vec::<f32>()
         .unwrap();
-    let (_, want) = expected_tensor(reference, "batch_logits");
+    let (_, want) = expected_tensor_in(set, reference, "batch_logits");
     let vocab = model.config().vocab_size;
     for (b, row_mask) in mask.iter().enumerate() {
         for (t, &keep) in row_mask.iter().enumerate() {
@@ -103,4 +112,19 @@ fn sharded_checkpoint_matches_its_single_file_twin() {
 #[test]
 fn bf16_storage_matches_transformers() {
     check_model("untied_bf16", "untied_bf16");
+}
+
+#[test]
+fn llama_tied_without_biases_matches_transformers() {
+    check_model_in("llama_tiny", "tied_plain", "tied_plain");
+}
+
+#[test]
+fn llama_untied_with_biases_and_llama3_rope_matches_transformers() {
+    check_model_in("llama_tiny", "untied_biased", "untied_biased");
+}
+
+#[test]
+fn llama_config_in_the_transformers_4_layout_matches_transformers() {
+    check_model_in("llama_tiny", "untied_biased_v4", "untied_biased");
 }

@@ -16,4 +16,5 @@ mod lora_model;
 mod malformed_inputs;
 mod save_round_trip;
 mod score_head;
+mod smollm2_golden;
 mod template_golden;

@@ -6,7 +6,7 @@ use agent_rl_core::weights::{
 };
 use burn::module::Module;
 
-use crate::common::{B, fixture};
+use crate::common::{B, fixture, fixture_in};
 
 fn params(model: &Qwen2ForCausalLm<B>) -> Vec<f32> {
     let mut out = Vec::new();
@@ -210,4 +210,49 @@ fn a_full_disk_is_a_write_error() {
         "{text}"
     );
     assert!(!dir.path().join("model.safetensors").exists());
+}
+
+#[test]
+fn llama_checkpoints_save_back_as_llama_with_their_biases() {
+    for name in ["tied_plain", "untied_biased"] {
+        let source = fixture_in("llama_tiny", name);
+        let (model, _) =
+            load_pretrained::<B>(&source, LoadOptions::default(), &Default::default()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        save_pretrained(&model, dir.path(), SaveOptions::default()).unwrap();
+        let config: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("config.json")).unwrap())
+                .unwrap();
+        let original: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(source.join("config.json")).unwrap())
+                .unwrap();
+        assert_eq!(config["model_type"], "llama", "{name}");
+        assert_eq!(config["architectures"][0], "LlamaForCausalLM", "{name}");
+        for key in [
+            "attention_bias",
+            "mlp_bias",
+            "head_dim",
+            "rope_parameters",
+            "tie_word_embeddings",
+        ] {
+            assert_eq!(config[key], original[key], "{name}: {key}");
+        }
+        // The same HF tensors, byte for byte (biases included, none invented).
+        let ours = std::fs::read(dir.path().join("model.safetensors")).unwrap();
+        let theirs = std::fs::read(source.join("model.safetensors")).unwrap();
+        let ours = safetensors::SafeTensors::deserialize(&ours).unwrap();
+        let theirs = safetensors::SafeTensors::deserialize(&theirs).unwrap();
+        let mut keys = ours.names();
+        keys.sort();
+        let mut their_keys = theirs.names();
+        their_keys.sort();
+        assert_eq!(keys, their_keys, "{name}");
+        for key in keys {
+            assert_eq!(
+                ours.tensor(key).unwrap().data(),
+                theirs.tensor(key).unwrap().data(),
+                "{name}: {key}"
+            );
+        }
+    }
 }

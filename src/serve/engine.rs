@@ -276,8 +276,12 @@ fn same_architecture(a: &agent_rl_core::Qwen2Config, b: &agent_rl_core::Qwen2Con
             c.max_position_embeddings,
             c.tie_word_embeddings,
             c.hidden_act.clone(),
-            c.rope_base().to_bits(),
-            c.rms_norm_eps.to_bits(),
+            (c.rope_base().to_bits(), c.rms_norm_eps.to_bits()),
+            // Which projections carry a bias, and Llama's RoPE scaling.
+            (
+                (c.qkv_bias(), c.o_bias(), c.mlp_has_bias()),
+                format!("{:?}", c.rope_scaling_kind().ok()),
+            ),
         )
     };
     shape(a) == shape(b)

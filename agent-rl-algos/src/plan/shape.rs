@@ -24,6 +24,9 @@ pub struct ModelShape {
     pub vocab: usize,
     /// Whether `lm_head` shares the embedding.
     pub tied: bool,
+    /// Bias parameters of one decoder layer (Qwen2: q/k/v; Llama: none unless its config says).
+    #[serde(default)]
+    pub layer_biases: usize,
 }
 
 impl ModelShape {
@@ -39,6 +42,14 @@ impl ModelShape {
             head_dim: config.head_dim.unwrap_or(config.hidden_size / heads),
             vocab: config.vocab_size,
             tied: config.tie_word_embeddings,
+            layer_biases: agent_rl_core::weights::names::checkpoint_tensors(&Qwen2Config {
+                num_hidden_layers: 1,
+                ..config.clone()
+            })
+            .iter()
+            .filter(|tensor| tensor.key.ends_with(".bias"))
+            .map(|tensor| tensor.shape.iter().product::<usize>())
+            .sum(),
         }
     }
 
@@ -59,7 +70,7 @@ impl ModelShape {
         }
     }
 
-    /// Parameters of one decoder layer: the seven projections, q/k/v biases, two norms.
+    /// Parameters of one decoder layer: the seven projections, their biases, two norms.
     pub fn layer_parameters(&self) -> u64 {
         let weights: usize = TargetModule::ALL
             .iter()
@@ -68,8 +79,7 @@ impl ModelShape {
                 input * output
             })
             .sum();
-        let biases = (self.heads + 2 * self.kv_heads) * self.head_dim;
-        (weights + biases + 2 * self.hidden) as u64
+        (weights + self.layer_biases + 2 * self.hidden) as u64
     }
 
     /// Every parameter: embedding, layers, final norm, and `lm_head` when untied.

@@ -66,6 +66,10 @@ impl<B: Backend> AttentionInputs<B> {
             kv_heads: config.kv_heads(),
             head_dim,
             theta: config.rope_base(),
+            // The model was built from a validated config, whose scaling parses.
+            scaling: config
+                .rope_scaling_kind()
+                .unwrap_or(crate::RopeScaling::Default),
             query_scale: 1.0 / (head_dim as f32).sqrt(),
         };
         Self {

@@ -3,6 +3,7 @@
 use burn::prelude::*;
 
 use super::layout::contiguous;
+use crate::config::RopeScaling;
 
 /// Cosine and signed-sine tables for a batch of position ids, laid out per head.
 ///
@@ -66,6 +67,8 @@ pub struct RotaryShape {
     pub head_dim: usize,
     /// RoPE base frequency.
     pub theta: f64,
+    /// How the frequencies are scaled (Llama 3) or not.
+    pub scaling: RopeScaling,
     /// Factor folded into the query tables (attention's `1 / sqrt(head_dim)`).
     pub query_scale: f32,
 }
@@ -75,9 +78,7 @@ impl<B: Backend> RotaryTables<B> {
     pub fn new(positions: &[Vec<usize>], shape: RotaryShape, device: &B::Device) -> Self {
         let head_dim = shape.head_dim;
         let half = head_dim / 2;
-        let inv_freq: Vec<f32> = (0..half)
-            .map(|i| 1.0 / (shape.theta as f32).powf((2 * i) as f32 / head_dim as f32))
-            .collect();
+        let inv_freq = shape.scaling.inv_freq(shape.theta, head_dim);
         // One head's rows, [batch * seq, head_dim], then repeated per head.
         let mut cos = Vec::with_capacity(positions.iter().map(Vec::len).sum::<usize>() * head_dim);
         let mut sin = Vec::with_capacity(cos.capacity());

@@ -95,26 +95,44 @@ impl<B: Backend> Builder<'_, B> {
         let eps = self.config.rms_norm_eps;
         let input_layernorm =
             RmsNorm::new(self.vector(&format!("{p}.input_layernorm.weight"))?, eps);
+        let (qkv_bias, o_bias, mlp_bias) = (
+            self.config.qkv_bias(),
+            self.config.o_bias(),
+            self.config.mlp_has_bias(),
+        );
+        let bias_keys = |present: bool, names: &[&str]| present.then(|| keys(names));
         let qkv_proj = self.linear(
             &keys(&[
                 "self_attn.q_proj.weight",
                 "self_attn.k_proj.weight",
                 "self_attn.v_proj.weight",
             ]),
-            Some(&keys(&[
-                "self_attn.q_proj.bias",
-                "self_attn.k_proj.bias",
-                "self_attn.v_proj.bias",
-            ])),
+            bias_keys(
+                qkv_bias,
+                &[
+                    "self_attn.q_proj.bias",
+                    "self_attn.k_proj.bias",
+                    "self_attn.v_proj.bias",
+                ],
+            )
+            .as_deref(),
         )?;
-        let o_proj = self.linear(&keys(&["self_attn.o_proj.weight"]), None)?;
+        let o_proj = self.linear(
+            &keys(&["self_attn.o_proj.weight"]),
+            bias_keys(o_bias, &["self_attn.o_proj.bias"]).as_deref(),
+        )?;
         let post_attention_layernorm = RmsNorm::new(
             self.vector(&format!("{p}.post_attention_layernorm.weight"))?,
             eps,
         );
-        let gate_up_proj =
-            self.linear(&keys(&["mlp.gate_proj.weight", "mlp.up_proj.weight"]), None)?;
-        let down_proj = self.linear(&keys(&["mlp.down_proj.weight"]), None)?;
+        let gate_up_proj = self.linear(
+            &keys(&["mlp.gate_proj.weight", "mlp.up_proj.weight"]),
+            bias_keys(mlp_bias, &["mlp.gate_proj.bias", "mlp.up_proj.bias"]).as_deref(),
+        )?;
+        let down_proj = self.linear(
+            &keys(&["mlp.down_proj.weight"]),
+            bias_keys(mlp_bias, &["mlp.down_proj.bias"]).as_deref(),
+        )?;
         Ok(DecoderLayer {
             input_layernorm,
             self_attn: Attention {

@@ -1,4 +1,7 @@
-//! The remap table: every Hugging Face tensor key of a Qwen2 checkpoint with its shape.
+//! The remap table: every Hugging Face tensor key of a Qwen2 or Llama checkpoint with its shape.
+//!
+//! Qwen2 has q/k/v biases and no others; Llama has none unless `attention_bias` (q/k/v/o) or
+//! `mlp_bias` (gate/up/down) says so.
 //!
 //! This crate fuses two groups of HF tensors (see [`crate::model`]):
 //! `self_attn.{q,k,v}_proj.{weight,bias}` → `self_attn.qkv_proj`, and
@@ -34,24 +37,32 @@ pub fn checkpoint_tensors(config: &Qwen2Config) -> Vec<HfTensor> {
     }];
     for index in 0..config.num_hidden_layers {
         let p = layer_prefix(index);
-        let entries: [(&str, Vec<usize>); 12] = [
-            ("input_layernorm.weight", vec![hidden]),
-            ("self_attn.q_proj.weight", vec![q_width, hidden]),
-            ("self_attn.q_proj.bias", vec![q_width]),
-            ("self_attn.k_proj.weight", vec![kv_width, hidden]),
-            ("self_attn.k_proj.bias", vec![kv_width]),
-            ("self_attn.v_proj.weight", vec![kv_width, hidden]),
-            ("self_attn.v_proj.bias", vec![kv_width]),
-            ("self_attn.o_proj.weight", vec![hidden, q_width]),
-            ("post_attention_layernorm.weight", vec![hidden]),
-            ("mlp.gate_proj.weight", vec![inter, hidden]),
-            ("mlp.up_proj.weight", vec![inter, hidden]),
-            ("mlp.down_proj.weight", vec![hidden, inter]),
+        let (qkv_bias, o_bias, mlp_bias) =
+            (config.qkv_bias(), config.o_bias(), config.mlp_has_bias());
+        let entries: [(&str, Vec<usize>, bool); 16] = [
+            ("input_layernorm.weight", vec![hidden], true),
+            ("self_attn.q_proj.weight", vec![q_width, hidden], true),
+            ("self_attn.q_proj.bias", vec![q_width], qkv_bias),
+            ("self_attn.k_proj.weight", vec![kv_width, hidden], true),
+            ("self_attn.k_proj.bias", vec![kv_width], qkv_bias),
+            ("self_attn.v_proj.weight", vec![kv_width, hidden], true),
+            ("self_attn.v_proj.bias", vec![kv_width], qkv_bias),
+            ("self_attn.o_proj.weight", vec![hidden, q_width], true),
+            ("self_attn.o_proj.bias", vec![hidden], o_bias),
+            ("post_attention_layernorm.weight", vec![hidden], true),
+            ("mlp.gate_proj.weight", vec![inter, hidden], true),
+            ("mlp.gate_proj.bias", vec![inter], mlp_bias),
+            ("mlp.up_proj.weight", vec![inter, hidden], true),
+            ("mlp.up_proj.bias", vec![inter], mlp_bias),
+            ("mlp.down_proj.weight", vec![hidden, inter], true),
+            ("mlp.down_proj.bias", vec![hidden], mlp_bias),
         ];
-        out.extend(entries.into_iter().map(|(name, shape)| HfTensor {
-            key: format!("{p}.{name}"),
-            shape,
-        }));
+        out.extend(entries.into_iter().filter(|(_, _, present)| *present).map(
+            |(name, shape, _)| HfTensor {
+                key: format!("{p}.{name}"),
+                shape,
+            },
+        ));
     }
     out.push(HfTensor {
         key: "model.norm.weight".into(),
@@ -96,6 +107,26 @@ mod tests {
                 .find(|t| t.key.ends_with("k_proj.weight"))
                 .map(|t| t.shape.clone()),
             Some(vec![8, 16])
+        );
+    }
+
+    #[test]
+    fn llama_biases_follow_the_config() {
+        let mut config = Qwen2Config {
+            model_type: "llama".into(),
+            ..Qwen2Config::tiny()
+        };
+        let plain = checkpoint_tensors(&config);
+        assert_eq!(plain.len(), 1 + 9 * config.num_hidden_layers + 1);
+        assert!(!plain.iter().any(|t| t.key.ends_with(".bias")));
+        config.attention_bias = Some(true);
+        config.mlp_bias = Some(true);
+        let biased = checkpoint_tensors(&config);
+        assert_eq!(biased.len(), 1 + 16 * config.num_hidden_layers + 1);
+        assert!(
+            biased
+                .iter()
+                .any(|t| t.key == "model.layers.0.self_attn.o_proj.bias" && t.shape == [16])
         );
     }
 }

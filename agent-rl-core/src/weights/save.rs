@@ -1,4 +1,5 @@
-//! `save_pretrained`: [`Qwen2ForCausalLm`] → a Hugging Face snapshot (config + safetensors).
+//! `save_pretrained`: [`Qwen2ForCausalLm`] → a Hugging Face snapshot (config + safetensors),
+//! `Qwen2ForCausalLM` or `LlamaForCausalLM` as the config's `model_type` says.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -70,40 +71,54 @@ fn export<B: Backend>(model: &Qwen2ForCausalLm<B>) -> BTreeMap<String, Vec<f32>>
         let p = layer_prefix(index);
         let attn = &layer.self_attn;
         let qkv = split_linear(host(attn.qkv_proj.weight.val()), hidden, &[q, kv, kv]);
-        let bias = attn
-            .qkv_proj
-            .bias
-            .as_ref()
-            .map(|b| host(b.val()))
-            .unwrap_or_default();
+        let qkv_bias = attn.qkv_proj.bias.as_ref().map(|b| host(b.val()));
         for (name, (weight, range)) in ["q_proj", "k_proj", "v_proj"]
             .iter()
             .zip(qkv.into_iter().zip([0..q, q..q + kv, q + kv..q + 2 * kv]))
         {
             out.insert(format!("{p}.self_attn.{name}.weight"), weight);
-            out.insert(
-                format!("{p}.self_attn.{name}.bias"),
-                bias.get(range).unwrap_or_default().to_vec(),
-            );
+            if let Some(bias) = &qkv_bias {
+                out.insert(
+                    format!("{p}.self_attn.{name}.bias"),
+                    bias.get(range).unwrap_or_default().to_vec(),
+                );
+            }
         }
         let o = split_linear(host(attn.o_proj.weight.val()), q, &[hidden]);
         out.extend(
             o.into_iter()
                 .map(|w| (format!("{p}.self_attn.o_proj.weight"), w)),
         );
-        let gate_up = split_linear(
-            host(layer.mlp.gate_up_proj.weight.val()),
-            hidden,
-            &[inter, inter],
-        );
+        let mlp = &layer.mlp;
+        let gate_up = split_linear(host(mlp.gate_up_proj.weight.val()), hidden, &[inter, inter]);
         for (name, weight) in ["gate_proj", "up_proj"].iter().zip(gate_up) {
             out.insert(format!("{p}.mlp.{name}.weight"), weight);
         }
-        let down = split_linear(host(layer.mlp.down_proj.weight.val()), inter, &[hidden]);
+        let down = split_linear(host(mlp.down_proj.weight.val()), inter, &[hidden]);
         out.extend(
             down.into_iter()
                 .map(|w| (format!("{p}.mlp.down_proj.weight"), w)),
         );
+        // Llama's optional biases: each fused bias split like its weight.
+        for (linear, names, widths) in [
+            (&attn.o_proj, &["self_attn.o_proj"][..], &[hidden][..]),
+            (
+                &mlp.gate_up_proj,
+                &["mlp.gate_proj", "mlp.up_proj"],
+                &[inter, inter],
+            ),
+            (&mlp.down_proj, &["mlp.down_proj"], &[hidden]),
+        ] {
+            let Some(bias) = linear.bias.as_ref().map(|b| host(b.val())) else {
+                continue;
+            };
+            let mut start = 0;
+            for (name, &width) in names.iter().zip(widths) {
+                let part = bias.get(start..start + width).unwrap_or_default();
+                out.insert(format!("{p}.{name}.bias"), part.to_vec());
+                start += width;
+            }
+        }
         out.insert(
             format!("{p}.input_layernorm.weight"),
             host(layer.input_layernorm.weight.val()),
@@ -292,7 +307,8 @@ pub fn save_pretrained<B: Backend>(
     dir: &Path,
     options: SaveOptions,
 ) -> Result<(), CoreError> {
-    let config = config_json(model.config(), "Qwen2ForCausalLM", options, dir)?;
+    let architecture = model.config().architecture("ForCausalLM");
+    let config = config_json(model.config(), &architecture, options, dir)?;
     let layout = checkpoint_tensors(model.config());
     write_snapshot(dir, &config, &layout, &export_tensors(model), options)
 }

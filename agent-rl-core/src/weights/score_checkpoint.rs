@@ -128,7 +128,8 @@ impl<B: Backend> Qwen2ForSequenceClassification<B> {
     /// [`CoreError::Io`] / [`CoreError::Safetensors`] naming the file that could not be written.
     pub fn save_pretrained(&self, dir: &Path, options: SaveOptions) -> Result<(), CoreError> {
         let config = self.config();
-        let mut json = config_json(config, "Qwen2ForSequenceClassification", options, dir)?;
+        let architecture = config.architecture("ForSequenceClassification");
+        let mut json = config_json(config, &architecture, options, dir)?;
         json.insert("num_labels".into(), json!(1));
         json.insert("id2label".into(), json!({"0": "LABEL_0"}));
         json.insert("label2id".into(), json!({"LABEL_0": 0}));
