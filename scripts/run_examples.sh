@@ -16,7 +16,7 @@ declare -A quick=(
   [grpo_qwen]="-"
   [policy_demo]=""
   [sft_tool_calls]="--quick"
-  [rlhf_toy]="--quick --rm-steps 20 --ppo-steps 2 --run-dir $out/rlhf_toy --summary $out/rlhf_toy.json"
+  [rlhf_toy]="--quick --sft-steps 30 --rm-steps 20 --ppo-steps 2 --run-dir $out/rlhf_toy --summary $out/rlhf_toy.json"
   [convert_checkpoint]="agent-rl-core/tests/fixtures/qwen2_tiny/tied_f32 $out/converted bf16"
 )
 
