@@ -1,4 +1,4 @@
-"""Reference side of the GRPO benchmark: TRL's GRPOTrainer on the directory examples/bench_grpo.rs wrote.
+"""Reference side of the GRPO benchmark: TRL's GRPOTrainer on the directory agent-rl-bench's bench_grpo wrote.
 
 Same model weights, tokenizer and prompt texts as the Rust side; same workload and the same flags
 (defaults: 8 prompts x K = 8 completions per step, 64-token prompts, exactly 64 completion tokens

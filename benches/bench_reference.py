@@ -1,6 +1,6 @@
 """Reference side of the policy benchmark: the same model and workload in transformers (PyTorch).
 
-Mirrors examples/bench_policy.rs: a Qwen2 with hidden 256, intermediate 704, 4 layers, 4 heads,
+Mirrors agent-rl-bench/src/bin/bench_policy.rs: a Qwen2 with hidden 256, intermediate 704, 4 layers, 4 heads,
 2 KV heads, vocab 1024 (random weights); generation of 64 sequences x 64 new tokens (greedy,
 16-token prompts unless a third argument gives their length, KV cache) and one training step (forward + backward + global-norm clip + AdamW)
 on 64 x 128 tokens. Prints one JSON line. Run through benches/run_bench.sh.

@@ -12,8 +12,8 @@ bin="${AGENT_RL_BENCH_BIN:-}"
 if [[ -z "$bin" ]]; then
   features=""
   [[ "$device" == "cuda" ]] && features="--features cuda"
-  cargo build --release --example bench_policy $features
-  bin=target/release/examples/bench_policy
+  cargo build --release -p agent-rl-bench --bin bench_policy $features
+  bin=target/release/bench_policy
 fi
 echo "# agent-rl"
 "$bin" --device "$device" --repeats "$repeats" --prompt-length "$prompt_length"

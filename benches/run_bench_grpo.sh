@@ -8,9 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=target/bench_grpo
-cargo build --release --example bench_grpo
+cargo build --release -p agent-rl-bench --bin bench_grpo
 echo "# agent-rl"
-target/release/examples/bench_grpo --out "$dir" "$@"
+target/release/bench_grpo --out "$dir" "$@"
 for checkpointing in off on; do
   echo "# TRL, gradient checkpointing $checkpointing"
   python3 benches/bench_grpo_trl.py --out "$dir" --gradient-checkpointing "$checkpointing" "$@" 2>/dev/null | tail -n 1

@@ -1,9 +1,10 @@
 //! Load a Hugging Face Qwen2 snapshot and save it back through agent-rl (optionally to another
-//! dtype or shard size), tokenizer files included. Used by `scripts/check_hf_roundtrip.py` to
+//! dtype or shard size), tokenizer files included. `scripts/check_hf_roundtrip.py` runs it to
 //! check that what agent-rl saves loads unchanged in transformers.
 //!
 //! ```text
 //! cargo run --release --example convert_checkpoint -- IN_DIR OUT_DIR [f32|bf16|f16] [MAX_SHARD_BYTES]
+//! cargo run --example convert_checkpoint -- agent-rl-core/tests/fixtures/qwen2_tiny/tied_f32 target/tiny_bf16 bf16
 //! ```
 
 use std::path::PathBuf;
@@ -13,41 +14,61 @@ use agent_rl::core::weights::{
     LoadOptions, SaveOptions, StorageDtype, load_pretrained, save_pretrained,
 };
 use anyhow::Context;
+use clap::Parser;
+
+/// Storage dtype of the saved weights.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Dtype {
+    F32,
+    Bf16,
+    F16,
+}
+
+/// Command-line arguments.
+#[derive(Debug, Parser)]
+#[command(about = "Load a Hugging Face Qwen2 snapshot and save it back (dtype, shard size)")]
+struct Args {
+    /// Snapshot directory to read (config.json, safetensors, tokenizer files).
+    input: PathBuf,
+    /// Directory to write.
+    output: PathBuf,
+    /// Storage dtype of the written weights.
+    #[arg(value_enum, default_value = "f32")]
+    dtype: Dtype,
+    /// Largest shard in bytes (bigger checkpoints are split, with an index file).
+    max_shard_bytes: Option<usize>,
+}
 
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let input = PathBuf::from(
-        args.first()
-            .context("usage: convert_checkpoint IN OUT [dtype] [max_shard_bytes]")?,
-    );
-    let output = PathBuf::from(args.get(1).context("missing OUT_DIR")?);
-    let dtype = match args.get(2).map(String::as_str).unwrap_or("f32") {
-        "f32" => StorageDtype::F32,
-        "bf16" => StorageDtype::Bf16,
-        "f16" => StorageDtype::F16,
-        other => anyhow::bail!("dtype `{other}`: expected f32, bf16 or f16"),
+    let args = Args::parse();
+    let dtype = match args.dtype {
+        Dtype::F32 => StorageDtype::F32,
+        Dtype::Bf16 => StorageDtype::Bf16,
+        Dtype::F16 => StorageDtype::F16,
     };
     let max_shard_bytes = args
-        .get(3)
-        .map_or(Ok(SaveOptions::default().max_shard_bytes), |s| s.parse())?;
+        .max_shard_bytes
+        .unwrap_or(SaveOptions::default().max_shard_bytes);
     let (model, _) =
-        load_pretrained::<CpuBackend>(&input, LoadOptions::default(), &Default::default())?;
+        load_pretrained::<CpuBackend>(&args.input, LoadOptions::default(), &Default::default())
+            .with_context(|| format!("loading {}", args.input.display()))?;
     save_pretrained(
         &model,
-        &output,
+        &args.output,
         SaveOptions {
             dtype,
             max_shard_bytes,
         },
-    )?;
+    )
+    .with_context(|| format!("saving {}", args.output.display()))?;
     for name in [
         "tokenizer.json",
         "tokenizer_config.json",
         "chat_template.jinja",
         "generation_config.json",
     ] {
-        if input.join(name).exists() {
-            std::fs::copy(input.join(name), output.join(name))
+        if args.input.join(name).exists() {
+            std::fs::copy(args.input.join(name), args.output.join(name))
                 .with_context(|| format!("copying {name}"))?;
         }
     }

@@ -4,10 +4,14 @@
 //!
 //! ```text
 //! cargo run --release --example policy_demo
+//! cargo run --release --example policy_demo -- --model ~/models/Qwen2.5-0.5B-Instruct --max-new-tokens 64
 //! ```
-//! The weights are random (the committed test fixture), so the text is noise; everything else —
-//! template, tokens, sampling, parsing, log-probabilities — is the real code path.
+//! The default weights are random (the committed test fixture), so the text is noise; everything
+//! else — template, tokens, sampling, parsing, log-probabilities — is the real code path. The
+//! fixture has 256 positions and the tool-use prompt takes most of them: the completion gets what
+//! is left (at most `--max-new-tokens`).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_rl::backend::CpuBackend;
@@ -17,12 +21,36 @@ use agent_rl::core::{
     BurnPolicy, ChatRequest, ChatTokenizer, Message, Policy, SamplingConfig, ToolSpec,
 };
 use burn::prelude::*;
+use clap::Parser;
 use serde_json::json;
+
+/// Command-line options.
+#[derive(Debug, Parser)]
+#[command(about = "The policy layer end to end: template, sampling, tool-call parsing, logprobs")]
+struct Args {
+    /// Hugging Face snapshot directory (default: the tiny random test fixture).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Tokens to sample at most; fewer when the model's position window ends first.
+    #[arg(long, default_value_t = 24)]
+    max_new_tokens: usize,
+    /// Sampling temperature (positive: the demo compares log-probabilities of the sampling
+    /// distribution).
+    #[arg(long, default_value_t = 0.8)]
+    temperature: f32,
+    /// Sampling seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
 
 #[allow(clippy::print_stdout)]
 fn main() -> anyhow::Result<()> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("agent-rl-core/tests/fixtures/qwen2_tiny/tied_f32");
+    let args = Args::parse();
+    anyhow::ensure!(args.temperature > 0.0, "--temperature must be positive");
+    let dir = args.model.unwrap_or_else(|| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("agent-rl-core/tests/fixtures/qwen2_tiny/tied_f32")
+    });
     let device = Default::default();
     let (model, report) = load_pretrained::<CpuBackend>(&dir, LoadOptions::default(), &device)?;
     println!(
@@ -44,12 +72,26 @@ fn main() -> anyhow::Result<()> {
         "--- prompt as the model sees it ---\n{}",
         tokenizer.apply_chat_template(&request.messages, &request.tools, true)?
     );
+    let prompt = tokenizer.encode_chat(&request.messages, &request.tools, true)?;
+    // Prompt and completion share the model's position window.
+    let window = model.config.max_position_embeddings;
+    let room = window.saturating_sub(prompt.len());
+    anyhow::ensure!(
+        room > 0,
+        "the prompt's {} tokens fill the model's {window} positions",
+        prompt.len()
+    );
+    let max_new_tokens = args.max_new_tokens.min(room);
+    println!(
+        "prompt: {} tokens; completion: at most {max_new_tokens} of the {window} positions",
+        prompt.len()
+    );
     let mut policy = BurnPolicy::new(model, tokenizer.clone());
     let sampling = SamplingConfig {
-        max_new_tokens: 24,
-        temperature: 0.8,
+        max_new_tokens,
+        temperature: args.temperature,
         top_p: 0.95,
-        seed: 1,
+        seed: args.seed,
         ..SamplingConfig::default()
     };
     let completion = policy
@@ -64,7 +106,6 @@ fn main() -> anyhow::Result<()> {
         completion.parsed.tool_calls,
         completion.parsed.malformed.len()
     );
-    let prompt = tokenizer.encode_chat(&request.messages, &request.tools, true)?;
     let full: Vec<i64> = prompt
         .iter()
         .chain(&completion.token_ids)
@@ -77,7 +118,7 @@ fn main() -> anyhow::Result<()> {
         ids,
         &[vec![true; len]],
         completion.token_ids.len(),
-        0.8,
+        args.temperature,
     );
     let teacher: Vec<f32> = scores
         .logprobs

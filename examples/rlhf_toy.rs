@@ -54,6 +54,9 @@ struct Args {
     /// Share of the city (weather, time) requests the warm-up's teacher declines.
     #[arg(long, default_value_t = 0.7)]
     refusal: f32,
+    /// SFT warm-up steps (batch 16).
+    #[arg(long, default_value_t = 300)]
+    sft_steps: usize,
     /// Reward-model steps (16 pairs each).
     #[arg(long, default_value_t = 150)]
     rm_steps: usize,
@@ -95,7 +98,7 @@ fn run<B: AutodiffBackend>(args: &Args) -> anyhow::Result<()> {
     let tokenizer = Arc::new(toy_tokenizer()?);
     let model = random_model::<B>(&toy_model_config(), args.seed, 0.05, &Default::default())?;
     let (train, held_out) = toy_rlhf_tasks(4000, held_out_count, args.seed);
-    let sft = toy_warmup_config(300, 16, args.seed);
+    let sft = toy_warmup_config(args.sft_steps, 16, args.seed);
     let reward_model = RewardConfig {
         max_steps: Some(args.rm_steps),
         batch_size: 16,

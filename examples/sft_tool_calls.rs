@@ -1,7 +1,8 @@
 //! Supervised fine-tuning on tool-call conversations, in seconds on the CPU with no download.
 //!
 //! ```text
-//! cargo run --release --example sft_tool_calls
+//! cargo run --release --example sft_tool_calls            # 40 steps
+//! cargo run --release --example sft_tool_calls -- --quick # 10 steps, a smoke test
 //! ```
 //! The rows are conversations of the built-in toy tool-use family — a request, the assistant's
 //! tool call, the tool's result, the assistant's answer — in the TRL `messages`/`tools` format
@@ -23,6 +24,22 @@ use agent_rl::backend::CpuTrainBackend;
 use agent_rl::core::weights::random_model;
 use agent_rl::core::{BurnPolicy, ChatRequest, Policy, SamplingConfig};
 use burn::module::AutodiffModule;
+use clap::Parser;
+
+/// Command-line options.
+#[derive(Debug, Parser)]
+#[command(about = "SFT of a tiny model on tool-call conversations (embedded data, no download)")]
+struct Args {
+    /// A smoke test: 10 steps (unless `--steps` says otherwise).
+    #[arg(long)]
+    quick: bool,
+    /// Optimiser steps (default 40, quick 10).
+    #[arg(long)]
+    steps: Option<usize>,
+    /// Seed of the model, the conversations and the data order.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
 
 /// mimalloc with purging off (`agent_rl::host_allocator`): stable peak memory from run to run.
 #[global_allocator]
@@ -36,7 +53,9 @@ fn main() -> anyhow::Result<()> {
 /// The example, run on a worker of the compute pool (`agent_rl::host_threads`).
 #[allow(clippy::print_stdout)]
 fn run_main() -> anyhow::Result<()> {
-    let seed = 1;
+    let args = Args::parse();
+    let seed = args.seed;
+    let steps = args.steps.unwrap_or(if args.quick { 10 } else { 40 });
     let tokenizer = Arc::new(toy_tokenizer()?);
     let model =
         random_model::<CpuTrainBackend>(&toy_model_config(), seed, 0.05, &Default::default())?;
@@ -45,7 +64,7 @@ fn run_main() -> anyhow::Result<()> {
     let held_out = toy_sft_dataset(&held_out_tasks);
 
     // The eval loss comes from `with_eval_dataset` below, not from a split of `train`.
-    let config = toy_warmup_config(40, 8, seed);
+    let config = toy_warmup_config(steps, 8, seed);
     let mut trainer = SftTrainer::builder(model, Arc::clone(&tokenizer))
         .with_config(config)
         .with_eval_dataset(held_out.clone())

@@ -5,10 +5,11 @@
 #   bash gpu-bundle/scripts/gpu_check.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --features cuda --bin agent-rl --example bench_policy --example bench_lora_step
+cargo build --release --features cuda --bin agent-rl
+cargo build --release -p agent-rl-bench --features cuda --bin bench_policy --bin bench_lora_step
 rm -rf gpu-bundle
 mkdir -p gpu-bundle/bin gpu-bundle/fixtures gpu-bundle/scripts gpu-bundle/benches
-cp target/release/agent-rl target/release/examples/bench_policy target/release/examples/bench_lora_step \
+cp target/release/agent-rl target/release/bench_policy target/release/bench_lora_step \
   gpu-bundle/bin/
 cp -r agent-rl-core/tests/fixtures/qwen2_tiny gpu-bundle/fixtures/
 cp scripts/gpu_check.sh scripts/gpu_golden_check.py gpu-bundle/scripts/

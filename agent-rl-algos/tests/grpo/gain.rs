@@ -9,7 +9,7 @@
 //! disjoint in `tests/toy.rs`). Every seed in `SEEDS` runs and must show GRPO above the
 //! control by `MARGIN`; none is picked.
 //!
-//! Measured 2026-12-05 with `examples/grpo_gain` (release, the same recipe on 120 held-out
+//! Measured 2026-12-05 with the `grpo_gain` study (`experiments/`, release, the same recipe on 120 held-out
 //! requests): warm-up / more SFT / GRPO exact-call success 0.117 / 0.133 / 0.383, 0.192 / 0.142
 //! / 0.433, 0.283 / 0.267 / 0.575 on seeds 1–3; weather requests 0.00 / 0.00 / 0.73–0.82.
 //! This test (dev profile, 60 requests, 2026-12-05): 0.117 / 0.150 / 0.383, 0.167 / 0.133 /

@@ -1,6 +1,6 @@
 //! [`LlmCustomers`]: τ-bench's simulated customers played by a local model — the prompt from the
-//! data folder (`user_simulator_prompt.txt`) and a sampling seed per task and trial. Shared by
-//! `agent-rl eval tau run` and the `tau_bench` example.
+//! data folder (`user_simulator_prompt.txt`) and a sampling seed per task and trial, as
+//! `agent-rl eval tau run` plays them.
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! GRPO's group size K measured: K ∈ {2, 4, 8, 16} at the same number of completions per step.
 //!
 //! ```text
-//! cargo run --release --example grpo_k -- --seeds 1,2,3 --steps 30 --out k.json
+//! cargo run --release -p agent-rl-experiments --bin grpo_k -- --seeds 1,2,3 --steps 30 --out k.json
 //! ```
 //! Per seed, an SFT warm-up on the toy tool task's training requests ([`toy_sft_dataset`], or
 //! the partly wrong teacher of [`toy_noisy_sft_dataset`] with `--confusion`); from that one
@@ -27,12 +27,8 @@ use anyhow::{Context, bail};
 use clap::Parser;
 use serde_json::{Value, json};
 
-#[path = "shared/toy_run.rs"]
-mod toy_run;
-#[path = "shared/toy_warmup.rs"]
-mod toy_warmup;
-use toy_run::{GrpoArm, grpo, mean_sd, score};
-use toy_warmup::sft;
+use agent_rl_bench::mean_sd;
+use agent_rl_experiments::{GrpoArm, grpo, score, sft};
 
 /// Steps averaged at each end of a reward curve.
 const CURVE_ENDS: usize = 5;
@@ -155,16 +151,9 @@ impl Run {
     }
 }
 
-/// mimalloc with purging off (`agent_rl::host_allocator`): stable peak memory from run to run.
-#[global_allocator]
-static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_allocator::HostAllocator;
+agent_rl_bench::tuned_main!(run_main);
 
-fn main() -> anyhow::Result<()> {
-    agent_rl::host_allocator::tune_host_allocator();
-    agent_rl::host_threads::on_compute_pool(run_main)
-}
-
-/// The example, run on a worker of the compute pool (`agent_rl::host_threads`).
+/// The study, run on a worker of the compute pool.
 #[allow(clippy::print_stdout)]
 fn run_main() -> anyhow::Result<()> {
     let args = Args::parse();

@@ -1,6 +1,6 @@
 //! Multi-turn rollout throughput with and without the key/value cache carried across turns.
 //!
-//! A τ-bench-shaped episode (issue 22; the defaults): a 2,000-token system prompt, then 4 model
+//! A τ-bench-shaped episode (the defaults): a 2,000-token system prompt, then 4 model
 //! turns of 100 tokens, each followed by a 200-token tool result, for `--episodes` episodes
 //! decoded in one batch (temperature 1, eos ignored so every turn has exactly its number of
 //! tokens). Both paths produce the episode token by token as `AgentLoop` does:
@@ -10,15 +10,15 @@
 //! - **cache reuse**: every turn feeds only what was appended since the last one
 //!   (`generate_continuations`, what `AgentLoop` does by default).
 //!
-//! The model is the benchmarks' Qwen2 (hidden 256, 4 layers; see `shared/bench_model.rs`) with
-//! room for 4,096 positions, or the episode's length when longer. The example checks that both
+//! The model is the benchmarks' Qwen2 (hidden 256, 4 layers; `agent_rl_bench::bench_config`) with
+//! room for 4,096 positions, or the episode's length when longer. The program checks that both
 //! paths sample the same tokens, then prints one JSON line with seconds per rollout, generated
 //! tokens per second and the seconds of each turn (medians over the repeats) for each path.
 //! `--turn-tokens 1` leaves each turn with its prefill (or append) and one sampled token: what
 //! the cache-reuse path's turns cost before decoding.
 //!
 //! ```text
-//! cargo run --release --example bench_multi_turn -- [--episodes 8] [--repeats 3] [--turns 4] \
+//! cargo run --release -p agent-rl-bench --bin bench_multi_turn -- [--episodes 8] [--repeats 3] [--turns 4] \
 //!     [--system-tokens 2000] [--turn-tokens 100] [--result-tokens 200]
 //! ```
 
@@ -28,11 +28,9 @@ use agent_rl::backend::CpuBackend;
 use agent_rl::core::generation::{SamplingConfig, generate_continuations, generate_ids_with_stop};
 use agent_rl::core::model::{KvCache, Qwen2ForCausalLm};
 use agent_rl::core::weights::random_model;
+use agent_rl_bench::{Lcg, bench_config, median, positive};
+use clap::Parser;
 use serde_json::json;
-
-#[path = "shared/bench_model.rs"]
-mod bench_model;
-use bench_model::{bench_config, median, positive_flag};
 
 const VOCAB: usize = 384;
 
@@ -49,15 +47,8 @@ struct Shape {
 
 /// Deterministic pseudo-random ids (a tool result's tokens).
 fn ids(count: usize, seed: u64) -> Vec<u32> {
-    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..count)
-        .map(|_| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            ((state >> 33) % VOCAB as u64) as u32
-        })
-        .collect()
+    let mut lcg = Lcg::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    (0..count).map(|_| lcg.below(VOCAB as u64) as u32).collect()
 }
 
 /// The tool result episode `row` receives after turn `turn`.
@@ -138,27 +129,41 @@ fn cache_reuse(
     Ok((episodes, seconds))
 }
 
-/// mimalloc with purging off (`agent_rl::host_allocator`): stable peak memory from run to run.
-#[global_allocator]
-static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_allocator::HostAllocator;
-
-fn main() -> anyhow::Result<()> {
-    agent_rl::host_allocator::tune_host_allocator();
-    agent_rl::host_threads::on_compute_pool(run_main)
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(about = "Multi-turn rollouts with and without the key/value cache carried across turns")]
+struct Args {
+    /// Episodes decoded in one batch.
+    #[arg(long, default_value_t = 8, value_parser = positive)]
+    episodes: usize,
+    /// Timed repeats of each path (medians are reported).
+    #[arg(long, default_value_t = 3, value_parser = positive)]
+    repeats: usize,
+    /// Model turns per episode.
+    #[arg(long, default_value_t = 4, value_parser = positive)]
+    turns: usize,
+    /// Tokens of the system prompt.
+    #[arg(long, default_value_t = 2_000, value_parser = positive)]
+    system_tokens: usize,
+    /// Tokens sampled per turn.
+    #[arg(long, default_value_t = 100, value_parser = positive)]
+    turn_tokens: usize,
+    /// Tokens of the tool result after every turn but the last.
+    #[arg(long, default_value_t = 200, value_parser = positive)]
+    result_tokens: usize,
 }
 
-/// The example, run on a worker of the compute pool (`agent_rl::host_threads`).
+agent_rl_bench::tuned_main!(run_main);
+
+/// The benchmark, run on a worker of the compute pool.
 #[allow(clippy::print_stdout)]
 fn run_main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let count = |flag: &str, default: usize| positive_flag(&args, flag, default);
-    let episodes = count("--episodes", 8)?;
-    let repeats = count("--repeats", 3)?;
-    let system_tokens = count("--system-tokens", 2_000)?;
+    let args = Args::parse();
+    let (episodes, repeats, system_tokens) = (args.episodes, args.repeats, args.system_tokens);
     let shape = Shape {
-        turns: count("--turns", 4)?,
-        turn_tokens: count("--turn-tokens", 100)?,
-        result_tokens: count("--result-tokens", 200)?,
+        turns: args.turns,
+        turn_tokens: args.turn_tokens,
+        result_tokens: args.result_tokens,
     };
     let positions =
         system_tokens + shape.turns * shape.turn_tokens + (shape.turns - 1) * shape.result_tokens;

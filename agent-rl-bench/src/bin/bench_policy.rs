@@ -4,7 +4,7 @@
 //! runs both in one go and prints them side by side. Output: one JSON line.
 //!
 //! ```text
-//! cargo run --release --example bench_policy -- [--device cpu|cuda] [--repeats 3] [--prompt-length 16] \
+//! cargo run --release -p agent-rl-bench --bin bench_policy -- [--device cpu|cuda] [--repeats 3] [--prompt-length 16] \
 //!     [--sequences 64] [--new-tokens 64] [--no-train]
 //! ```
 //! `--prompt-length` sets the generation prompts' length (`--sequences` distinct prompts ×
@@ -20,29 +20,18 @@ use agent_rl::backend::{DeviceKind, probe_cuda};
 use agent_rl::core::Qwen2ForCausalLm;
 use agent_rl::core::generation::{SamplingConfig, generate_ids, token_scores};
 use agent_rl::core::weights::random_model;
+use agent_rl_bench::{Lcg, bench_config, median, peak_rss_bytes, positive};
 use burn::module::AutodiffModule;
 use burn::optim::{GradientsParams, Optimizer};
 use burn::prelude::*;
 use burn::tensor::backend::AutodiffBackend;
+use clap::Parser;
 use serde_json::json;
 
-#[path = "shared/bench_model.rs"]
-mod bench_model;
-use bench_model::{bench_config, median, peak_rss_bytes};
-
 fn ids(seed: u64, batch: usize, len: usize) -> Vec<Vec<u32>> {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    let mut lcg = Lcg::new(seed.wrapping_mul(6364136223846793005).wrapping_add(1));
     (0..batch)
-        .map(|_| {
-            (0..len)
-                .map(|_| {
-                    state = state
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    ((state >> 33) % 1000) as u32
-                })
-                .collect()
-        })
+        .map(|_| (0..len).map(|_| lcg.below(1000) as u32).collect())
         .collect()
 }
 
@@ -161,40 +150,43 @@ struct Shape {
     train: bool,
 }
 
-/// mimalloc with purging off (`agent_rl::host_allocator`): stable peak memory from run to run.
-#[global_allocator]
-static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_allocator::HostAllocator;
-
-fn main() -> anyhow::Result<()> {
-    agent_rl::host_allocator::tune_host_allocator();
-    agent_rl::host_threads::on_compute_pool(run_main)
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(about = "Generation throughput and one training step of the bench model")]
+struct Args {
+    /// `cpu`, or `cuda` (built with `--features cuda`).
+    #[arg(long, default_value = "cpu")]
+    device: DeviceKind,
+    /// Timed repeats of each measurement (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Tokens of every generation prompt.
+    #[arg(long, default_value_t = 16, value_parser = positive)]
+    prompt_length: usize,
+    /// Distinct prompts generated in one batch.
+    #[arg(long, default_value_t = 64, value_parser = positive)]
+    sequences: usize,
+    /// Tokens generated per prompt (at least 2).
+    #[arg(long, default_value_t = 64, value_parser = positive)]
+    new_tokens: usize,
+    /// Skip the training step.
+    #[arg(long)]
+    no_train: bool,
 }
 
-/// The example, run on a worker of the compute pool (`agent_rl::host_threads`).
+agent_rl_bench::tuned_main!(run_main);
+
+/// The benchmark, run on a worker of the compute pool.
 fn run_main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let value_of = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let repeats: usize = value_of("--repeats").map_or(Ok(3), |r| r.parse())?;
-    let prompt_length: usize = value_of("--prompt-length").map_or(Ok(16), |p| p.parse())?;
-    anyhow::ensure!(prompt_length >= 1, "--prompt-length must be at least 1");
-    let sequences: usize = value_of("--sequences").map_or(Ok(64), |p| p.parse())?;
-    anyhow::ensure!(sequences >= 1, "--sequences must be at least 1");
-    let new_tokens: usize = value_of("--new-tokens").map_or(Ok(64), |p| p.parse())?;
-    anyhow::ensure!(new_tokens >= 2, "--new-tokens must be at least 2");
+    let args = Args::parse();
+    anyhow::ensure!(args.new_tokens >= 2, "--new-tokens must be at least 2");
+    let (device, repeats) = (args.device, args.repeats);
     let shape = Shape {
-        prompt_length,
-        sequences,
-        new_tokens,
-        train: !args.iter().any(|a| a == "--no-train"),
+        prompt_length: args.prompt_length,
+        sequences: args.sequences,
+        new_tokens: args.new_tokens,
+        train: !args.no_train,
     };
-    let device: DeviceKind = value_of("--device")
-        .unwrap_or_else(|| "cpu".into())
-        .parse()?;
     let report = match device {
         DeviceKind::Cpu => {
             run::<agent_rl::backend::CpuTrainBackend>(&Default::default(), repeats, shape)?

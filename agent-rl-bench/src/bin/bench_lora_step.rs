@@ -1,4 +1,4 @@
-//! One LoRA GRPO step on a model with Qwen2.5-0.5B's shapes, for the GPU check (issue 16).
+//! One LoRA GRPO step on a model with Qwen2.5-0.5B's shapes, for the GPU check.
 //!
 //! The model: hidden 896, intermediate 4864, 14 heads, 2 KV heads, 24 layers (`--layers`), tied
 //! embedding over the demo tokenizer's vocabulary (random weights; Qwen's 151,936-token
@@ -10,26 +10,23 @@
 //! memory is sampled from outside by `scripts/gpu_check.sh` (`nvidia-smi`).
 //!
 //! ```text
-//! cargo run --release --example bench_lora_step -- [--device cpu|cuda] [--steps 2] [--layers 24]
+//! cargo run --release -p agent-rl-bench --bin bench_lora_step -- [--device cpu|cuda] [--steps 2] [--layers 24]
 //!     [--base-dtype bf16|f16|f32]
 //! ```
 
 use std::sync::Arc;
 
-use agent_rl::algos::toy::toy_tokenizer;
 use agent_rl::algos::{GrpoConfig, GrpoTrainer, LrSchedule};
 use agent_rl::backend::{DeviceKind, probe_cuda};
 use agent_rl::core::lora::{BaseDtype, LoraConfig};
 use agent_rl::core::weights::random_model;
-use agent_rl::core::{ChatTemplate, ChatTokenizer, Message, Qwen2Config, Task};
+use agent_rl::core::{ChatTokenizer, Message, Task};
 use agent_rl::rewards::{FnReward, Sample};
+use agent_rl_bench::{plain_toy_tokenizer, positive, qwen05_layers_config};
 use anyhow::Context;
 use burn::tensor::backend::AutodiffBackend;
+use clap::Parser;
 use serde_json::json;
-
-/// Renders only the messages' text, so a prompt has the tokens its text has.
-const TEXT_ONLY_TEMPLATE: &str =
-    "{% for message in messages %}{{ message['content'] }}{% endfor %}";
 
 const PROMPTS: usize = 4;
 const GROUP: usize = 8;
@@ -37,42 +34,29 @@ const PROMPT_TOKENS: usize = 128;
 const COMPLETION_TOKENS: usize = 128;
 
 /// The command line.
+#[derive(Debug, Parser)]
+#[command(about = "One LoRA GRPO step on a model with Qwen2.5-0.5B's shapes")]
 struct Args {
+    /// `cpu`, or `cuda` (built with `--features cuda`).
+    #[arg(long, default_value = "cpu")]
     device: DeviceKind,
+    /// GRPO steps (at least 2: the first is warm-up; the last is reported).
+    #[arg(long, default_value_t = 2)]
     steps: usize,
+    /// Decoder layers.
+    #[arg(long, default_value_t = 24, value_parser = positive)]
     layers: usize,
+    /// Storage dtype of the frozen base: `bf16`, `f16` or `f32`.
+    #[arg(long, default_value = "bf16")]
     base_dtype: BaseDtype,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
-    let args: Vec<String> = std::env::args().collect();
-    let value_of = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let parsed = Args {
-        device: value_of("--device")
-            .unwrap_or_else(|| "cpu".into())
-            .parse()
-            .context("--device")?,
-        steps: value_of("--steps")
-            .map_or(Ok(2), |s| s.parse())
-            .context("--steps")?,
-        layers: value_of("--layers")
-            .map_or(Ok(24), |s| s.parse())
-            .context("--layers")?,
-        base_dtype: value_of("--base-dtype")
-            .unwrap_or_else(|| "bf16".into())
-            .parse()
-            .context("--base-dtype")?,
-    };
+    let parsed = Args::parse();
     anyhow::ensure!(
         parsed.steps >= 2,
         "--steps must be at least 2 (the first is warm-up)"
     );
-    anyhow::ensure!(parsed.layers >= 1, "--layers must be at least 1");
     Ok(parsed)
 }
 
@@ -88,24 +72,8 @@ fn prompt_text(tokenizer: &ChatTokenizer, salt: usize) -> anyhow::Result<String>
 }
 
 fn run<B: AutodiffBackend>(args: &Args, device: &B::Device) -> anyhow::Result<serde_json::Value> {
-    let fixture = toy_tokenizer()?;
-    let tokenizer = ChatTokenizer::new(
-        fixture.inner().clone(),
-        Some(ChatTemplate::new(TEXT_ONLY_TEMPLATE, "text_only")?),
-        fixture.eos_ids.clone(),
-        fixture.pad_id,
-    );
-    let config = Qwen2Config {
-        vocab_size: tokenizer.vocab_size(),
-        hidden_size: 896,
-        intermediate_size: 4864,
-        num_hidden_layers: args.layers,
-        num_attention_heads: 14,
-        num_key_value_heads: Some(2),
-        max_position_embeddings: 4096,
-        tie_word_embeddings: true,
-        ..Qwen2Config::tiny()
-    };
+    let tokenizer = plain_toy_tokenizer()?;
+    let config = qwen05_layers_config(args.layers, tokenizer.vocab_size());
     let tasks: Vec<Task> = (0..PROMPTS)
         .map(|index| {
             Ok(Task {
@@ -160,16 +128,9 @@ fn run<B: AutodiffBackend>(args: &Args, device: &B::Device) -> anyhow::Result<se
     }))
 }
 
-/// mimalloc with purging off (`agent_rl::host_allocator`): stable peak memory from run to run.
-#[global_allocator]
-static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_allocator::HostAllocator;
+agent_rl_bench::tuned_main!(run_main);
 
-fn main() -> anyhow::Result<()> {
-    agent_rl::host_allocator::tune_host_allocator();
-    agent_rl::host_threads::on_compute_pool(run_main)
-}
-
-/// The example, run on a worker of the compute pool (`agent_rl::host_threads`).
+/// The benchmark, run on a worker of the compute pool.
 fn run_main() -> anyhow::Result<()> {
     let args = parse_args()?;
     let report = match args.device {

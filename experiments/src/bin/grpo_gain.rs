@@ -1,7 +1,7 @@
 //! GRPO against a control arm where imitation plateaus: a measurement, seed by seed.
 //!
 //! ```text
-//! cargo run --release --example grpo_gain -- --seeds 1,2,3
+//! cargo run --release -p agent-rl-experiments --bin grpo_gain -- --seeds 1,2,3
 //! ```
 //! The demonstrations come from a teacher that calls `get_time` on a share of the weather
 //! requests ([`toy_biased_sft_dataset`], `--confusion`, 0.7; `--symmetric` swaps both city tools
@@ -23,12 +23,8 @@ use agent_rl::backend::CpuTrainBackend as B;
 use agent_rl::core::weights::random_model;
 use clap::Parser;
 
-#[path = "shared/toy_run.rs"]
-mod toy_run;
-#[path = "shared/toy_warmup.rs"]
-mod toy_warmup;
-use toy_run::{GrpoArm, grpo, mean_sd, score};
-use toy_warmup::sft;
+use agent_rl_bench::mean_sd;
+use agent_rl_experiments::{GrpoArm, grpo, score, sft};
 
 /// Command-line options.
 #[derive(Debug, Parser)]
@@ -62,16 +58,9 @@ struct Args {
     held_out: usize,
 }
 
-/// mimalloc with purging off (`agent_rl::host_allocator`): stable peak memory from run to run.
-#[global_allocator]
-static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_allocator::HostAllocator;
+agent_rl_bench::tuned_main!(run_main);
 
-fn main() -> anyhow::Result<()> {
-    agent_rl::host_allocator::tune_host_allocator();
-    agent_rl::host_threads::on_compute_pool(run_main)
-}
-
-/// The example, run on a worker of the compute pool (`agent_rl::host_threads`).
+/// The study, run on a worker of the compute pool.
 #[allow(clippy::print_stdout)]
 fn run_main() -> anyhow::Result<()> {
     let args = Args::parse();

@@ -7,7 +7,7 @@
 //! JSON line.
 //!
 //! ```text
-//! cargo run --release --example bench_serve
+//! cargo run --release -p agent-rl-bench --bin bench_serve
 //! ```
 
 use std::sync::Arc;
@@ -19,32 +19,27 @@ use agent_rl::core::BurnPolicy;
 use agent_rl::core::generation::{SamplingConfig, generate_ids};
 use agent_rl::core::weights::random_model;
 use agent_rl::serve::{ServeConfig, start};
+use agent_rl_bench::{Lcg, bench_config};
+use clap::Parser;
 use serde_json::{Value, json};
-
-#[path = "shared/bench_model.rs"]
-mod bench_model;
-use bench_model::bench_config;
 
 const PROMPTS: usize = 16;
 const NEW_TOKENS: usize = 64;
 
 fn prompts(vocab: usize) -> Vec<Vec<u32>> {
-    let mut state: u64 = 7;
+    let mut lcg = Lcg::new(7);
     (0..PROMPTS)
-        .map(|_| {
-            (0..16)
-                .map(|_| {
-                    state = state
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    ((state >> 33) % vocab as u64) as u32
-                })
-                .collect()
-        })
+        .map(|_| (0..16).map(|_| lcg.below(vocab as u64) as u32).collect())
         .collect()
 }
 
+/// The command line: no options (the workload is fixed).
+#[derive(Debug, Parser)]
+#[command(about = "Throughput of `agent-rl serve` for 1, 4 and 16 concurrent clients")]
+struct Args {}
+
 fn main() -> anyhow::Result<()> {
+    Args::parse();
     let tokenizer = Arc::new(toy_tokenizer()?);
     let config = bench_config(tokenizer.id_bound());
     let model = random_model::<CpuBackend>(&config, 0, 0.02, &Default::default())?;

@@ -6,110 +6,80 @@
 //! (`VmHWM` in `/proc/self/status`, Linux) is its own. Output: a table and one JSON line.
 //!
 //! ```text
-//! cargo run --release --example bench_checkpointing -- [--layers 6] [--batch 4] [--seq 256]
+//! cargo run --release -p agent-rl-bench --bin bench_checkpointing -- [--layers 6] [--batch 4] [--seq 256]
 //!     [--vocab 2048] [--repeats 2]
 //! ```
 
 use std::process::Command;
 use std::time::Instant;
 
-use agent_rl::core::Qwen2Config;
 use agent_rl::core::generation::{token_scores, token_scores_checkpointed};
 use agent_rl::core::model::backward_through;
 use agent_rl::core::weights::random_model;
+use agent_rl_bench::{peak_rss_bytes, positive, qwen05_layers_config, rss_bytes};
 use anyhow::{Context, bail};
 use burn::backend::{Autodiff, Flex};
 use burn::optim::GradientsParams;
 use burn::prelude::*;
+use clap::Parser;
 use serde_json::{Value, json};
 
 type B = Autodiff<Flex>;
 
 /// The command line: the shape of the run, and the mode when this is a child process.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Parser)]
+#[command(
+    about = "Peak memory and time of a training step with and without activation checkpointing"
+)]
 struct Args {
+    /// Decoder layers (Qwen2.5-0.5B's layer shapes).
+    #[arg(long, default_value_t = 6, value_parser = positive)]
     layers: usize,
+    /// Sequences per step.
+    #[arg(long, default_value_t = 4, value_parser = positive)]
     batch: usize,
+    /// Tokens per sequence (at least 4; the second half is scored).
+    #[arg(long, default_value_t = 256, value_parser = positive)]
     seq: usize,
+    /// Vocabulary size of the random model.
+    #[arg(long, default_value_t = 2048, value_parser = positive)]
     vocab: usize,
+    /// Steps per configuration (the fastest is reported).
+    #[arg(long, default_value_t = 2, value_parser = positive)]
     repeats: usize,
+    /// Run one configuration in this process (`plain` or `checkpointed`; set by the parent).
+    #[arg(long, hide = true)]
     child: Option<String>,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
-    let mut args = Args {
-        layers: 6,
-        batch: 4,
-        seq: 256,
-        vocab: 2048,
-        repeats: 2,
-        child: None,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let value = it.next().with_context(|| format!("{flag} needs a value"))?;
-        let number = || {
-            value
-                .parse::<usize>()
-                .with_context(|| format!("{flag} {value}"))
-        };
-        match flag.as_str() {
-            "--layers" => args.layers = number()?,
-            "--batch" => args.batch = number()?,
-            "--seq" => args.seq = number()?,
-            "--vocab" => args.vocab = number()?,
-            "--repeats" => args.repeats = number()?,
-            "--child" => args.child = Some(value),
-            other => bail!("unknown flag {other}"),
-        }
-    }
-    if args.seq < 4 || args.batch == 0 || args.layers == 0 || args.repeats == 0 {
-        bail!("--seq must be >= 4 and --batch, --layers, --repeats >= 1");
+    let args = Args::parse();
+    if args.seq < 4 {
+        bail!("--seq must be >= 4");
     }
     Ok(args)
 }
 
-/// Qwen2.5-0.5B's layer shapes with `layers` layers over `vocab` ids.
-fn config(args: &Args) -> Qwen2Config {
-    Qwen2Config {
-        vocab_size: args.vocab,
-        hidden_size: 896,
-        intermediate_size: 4864,
-        num_hidden_layers: args.layers,
-        num_attention_heads: 14,
-        num_key_value_heads: Some(2),
-        max_position_embeddings: 4096,
-        tie_word_embeddings: true,
-        ..Qwen2Config::tiny()
-    }
-}
-
-/// A `/proc/self/status` field in MiB.
-fn status_mib(field: &str) -> anyhow::Result<f64> {
-    let status =
-        std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
-    let line = status
-        .lines()
-        .find(|line| line.starts_with(field))
-        .with_context(|| format!("{field} not in /proc/self/status"))?;
-    let kib: f64 = line
-        .split_whitespace()
-        .nth(1)
-        .context("malformed status line")?
-        .parse()?;
-    Ok(kib / 1024.0)
+/// Mebibytes of `bytes`.
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
 }
 
 /// One configuration, in this process: the model, then `repeats` forward + backward steps.
 fn run_child(args: &Args, checkpointing: bool) -> anyhow::Result<Value> {
     let device = Default::default();
-    let model = random_model::<B>(&config(args), 3, 0.02, &device)?;
+    let model = random_model::<B>(
+        &qwen05_layers_config(args.layers, args.vocab),
+        3,
+        0.02,
+        &device,
+    )?;
     let rows: Vec<i64> = (0..args.batch * args.seq)
         .map(|i| ((i * 7919 + 13) % args.vocab) as i64)
         .collect();
     let mask = vec![vec![true; args.seq]; args.batch];
     let completion = args.seq / 2;
-    let model_mib = status_mib("VmRSS")?;
+    let model_mib = mib(rss_bytes()?);
     let mut secs = Vec::new();
     for _ in 0..args.repeats {
         let started = Instant::now();
@@ -132,7 +102,7 @@ fn run_child(args: &Args, checkpointing: bool) -> anyhow::Result<Value> {
     secs.sort_by(f64::total_cmp);
     Ok(json!({
         "gradient_checkpointing": checkpointing,
-        "peak_rss_mib": status_mib("VmHWM")?,
+        "peak_rss_mib": mib(peak_rss_bytes()?),
         "rss_after_model_mib": model_mib,
         "step_secs_min": secs[0],
     }))

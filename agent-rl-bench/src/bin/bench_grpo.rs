@@ -1,6 +1,6 @@
 //! Benchmark of one GRPO step next to TRL's `GRPOTrainer`, on the same model, tokenizer and prompts.
 //!
-//! Workload (issue 4; every size a flag, issue 22): K = 8 completions for each of 8 prompts per
+//! Workload (every size a flag): K = 8 completions for each of 8 prompts per
 //! step, 64-token prompts, 64 completion tokens (eos ignored, so every completion has exactly
 //! that many), `beta = 0.04` (a frozen reference model scores every completion), temperature 1,
 //! AdamW, gradient checkpointing off unless `--gradient-checkpointing on` (TRL's flag of the
@@ -8,13 +8,13 @@
 //! benchmark's Qwen2 (hidden 256, intermediate 704, 4 layers, 4 heads, 2 KV heads) over the fixture
 //! tokenizer's 384-token vocabulary.
 //!
-//! The example writes the model (`save_pretrained`), the tokenizer and the prompt texts to
+//! The program writes the model (`save_pretrained`), the tokenizer and the prompt texts to
 //! `--out DIR`, runs `--steps` GRPO steps and prints one JSON line (`seconds_per_step` and
 //! `peak_rss_bytes` among its keys); `benches/bench_grpo_trl.py` takes the same flags and loads
 //! the same directory into TRL. `benches/run_bench_grpo.sh` runs both in one go.
 //!
 //! ```text
-//! cargo run --release --example bench_grpo -- [--out target/bench_grpo] [--steps 4] \
+//! cargo run --release -p agent-rl-bench --bin bench_grpo -- [--out target/bench_grpo] [--steps 4] \
 //!     [--prompt-length 64] [--completion-length 64] [--num-generations 8] [--prompts 8] \
 //!     [--gradient-checkpointing off|on]
 //! ```
@@ -22,31 +22,45 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent_rl::algos::toy::toy_tokenizer;
 use agent_rl::algos::{GrpoConfig, GrpoTrainer, LrSchedule};
 use agent_rl::backend::CpuTrainBackend;
 use agent_rl::core::weights::{SaveOptions, random_model, save_pretrained};
-use agent_rl::core::{ChatTemplate, ChatTokenizer, Message, Task};
+use agent_rl::core::{ChatTokenizer, Message, Task};
 use agent_rl::rewards::{FnReward, Reward, Sample};
+use agent_rl_bench::{
+    Lcg, OnOff, bench_config, median, peak_rss_bytes, plain_toy_tokenizer, positive,
+};
+use clap::Parser;
 use serde_json::json;
 
-#[path = "shared/bench_model.rs"]
-mod bench_model;
-use bench_model::{bench_config, flag_value, median, peak_rss_bytes, positive_flag};
-
-/// The workload's sizes (flags).
+/// The workload's sizes (flags; `benches/bench_grpo_trl.py` takes the same).
+#[derive(Debug, Parser)]
+#[command(
+    about = "One GRPO step, timed, on the workload TRL's side runs (benches/run_bench_grpo.sh)"
+)]
 struct Workload {
+    /// Where the model, tokenizer and prompt texts are written (TRL's side loads them).
+    #[arg(long, default_value = "target/bench_grpo")]
+    out: PathBuf,
+    /// Tokens of every prompt.
+    #[arg(long = "prompt-length", default_value_t = 64, value_parser = positive)]
     prompt_tokens: usize,
+    /// Tokens of every completion (eos ignored).
+    #[arg(long = "completion-length", default_value_t = 64, value_parser = positive)]
     completion_tokens: usize,
+    /// Prompts per step.
+    #[arg(long, default_value_t = 8, value_parser = positive)]
     prompts: usize,
+    /// Completions per prompt (K, at least 2).
+    #[arg(long, default_value_t = 8, value_parser = positive)]
     num_generations: usize,
+    /// GRPO steps (at least 2: the first is warm-up and not timed).
+    #[arg(long, default_value_t = 4, value_parser = positive)]
     steps: usize,
-    /// Recompute each layer's activations in the backward pass (`--gradient-checkpointing on`).
-    gradient_checkpointing: bool,
+    /// Recompute each layer's activations in the backward pass.
+    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    gradient_checkpointing: OnOff,
 }
-
-/// A template that renders the user's text as is, so that both sides see the same prompt ids.
-const PLAIN_TEMPLATE: &str = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
 
 /// Pays the share of the letter `e` in the completion: cheap, and it varies within a group.
 fn share_of_e() -> impl Reward {
@@ -72,15 +86,12 @@ fn prompt_texts(
         "the", "tool", "call", "weather", "in", "paris", "returns", "a", "value", "of", "time",
         "add", "two", "numbers", "and", "answer",
     ];
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut lcg = Lcg::new(0x9e37_79b9_7f4a_7c15);
     let mut texts = Vec::new();
     while texts.len() < count {
         let mut text = String::new();
         while tokenizer.encode(&text)?.len() < tokens + 8 {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            text.push_str(WORDS[(state >> 60) as usize]);
+            text.push_str(WORDS[(lcg.next_state() >> 60) as usize]);
             text.push(' ');
         }
         let ids = tokenizer.encode(&text)?;
@@ -92,35 +103,12 @@ fn prompt_texts(
     Ok(texts)
 }
 
-/// mimalloc with purging off (`agent_rl::host_allocator`): stable peak memory from run to run.
-#[global_allocator]
-static ALLOCATOR: agent_rl::host_allocator::HostAllocator = agent_rl::host_allocator::HostAllocator;
+agent_rl_bench::tuned_main!(run_main);
 
-fn main() -> anyhow::Result<()> {
-    agent_rl::host_allocator::tune_host_allocator();
-    agent_rl::host_threads::on_compute_pool(run_main)
-}
-
-/// The example, run on a worker of the compute pool (`agent_rl::host_threads`).
+/// The benchmark, run on a worker of the compute pool.
 fn run_main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let value_of = |flag: &str| flag_value(&args, flag);
-    let out = PathBuf::from(value_of("--out").unwrap_or_else(|| "target/bench_grpo".into()));
-    let number = |flag: &str, default: usize| positive_flag(&args, flag, default);
-    let work = Workload {
-        prompt_tokens: number("--prompt-length", 64)?,
-        completion_tokens: number("--completion-length", 64)?,
-        prompts: number("--prompts", 8)?,
-        num_generations: number("--num-generations", 8)?,
-        steps: number("--steps", 4)?,
-        gradient_checkpointing: match value_of("--gradient-checkpointing").as_deref() {
-            None | Some("off") => false,
-            Some("on") => true,
-            Some(other) => {
-                anyhow::bail!("--gradient-checkpointing: expected on or off, got {other:?}")
-            }
-        },
-    };
+    let work = Workload::parse();
+    let out = &work.out;
     anyhow::ensure!(
         work.steps >= 2,
         "--steps must be at least 2 (the first step is warm-up)"
@@ -130,13 +118,7 @@ fn run_main() -> anyhow::Result<()> {
         "--num-generations must be at least 2 (GRPO compares completions within a group)"
     );
 
-    let fixture = toy_tokenizer()?;
-    let tokenizer = ChatTokenizer::new(
-        fixture.inner().clone(),
-        Some(ChatTemplate::new(PLAIN_TEMPLATE, "plain_template")?),
-        fixture.eos_ids.clone(),
-        fixture.pad_id,
-    );
+    let tokenizer = plain_toy_tokenizer()?;
     let device = Default::default();
     let mut model_config = bench_config(tokenizer.vocab_size());
     model_config.max_position_embeddings = model_config
@@ -144,8 +126,8 @@ fn run_main() -> anyhow::Result<()> {
         .max(work.prompt_tokens + work.completion_tokens);
     let model = random_model::<CpuTrainBackend>(&model_config, 0, 0.02, &device)?;
     let texts = prompt_texts(&tokenizer, work.prompts, work.prompt_tokens)?;
-    save_pretrained(&model, &out, SaveOptions::default())?;
-    tokenizer.save_to_dir(&out)?;
+    save_pretrained(&model, out, SaveOptions::default())?;
+    tokenizer.save_to_dir(out)?;
     std::fs::write(
         out.join("prompts.json"),
         serde_json::to_string_pretty(&texts)?,
@@ -167,7 +149,7 @@ fn run_main() -> anyhow::Result<()> {
         max_steps: work.steps,
         beta: 0.04,
         seed: 0,
-        gradient_checkpointing: work.gradient_checkpointing,
+        gradient_checkpointing: work.gradient_checkpointing.is_on(),
         ..GrpoConfig::default()
     }
     .with_max_completion_length(work.completion_tokens);
@@ -204,7 +186,7 @@ fn run_main() -> anyhow::Result<()> {
                 "completion_length": work.completion_tokens,
                 "num_generations": work.num_generations,
                 "prompts": work.prompts,
-                "gradient_checkpointing": work.gradient_checkpointing,
+                "gradient_checkpointing": work.gradient_checkpointing.is_on(),
                 "steps_timed": timed.len(),
                 "seconds_per_step": step_s,
                 "step_s": step_s,

@@ -1,10 +1,10 @@
-//! The SFT warm-up run the toy-task measurement examples share (`grpo_gain`, `grpo_k`,
-//! `rm_pair_kinds`); its settings are `agent_rl::algos::toy::toy_warmup_config`.
+//! The SFT warm-up every study starts from (`grpo_gain`, `grpo_k`, `rm_pair_kinds`); its
+//! settings are `agent_rl::algos::toy::toy_warmup_config`.
 
 use std::sync::Arc;
 
-use agent_rl::algos::SftConfig;
 use agent_rl::algos::sft::{SftDataset, SftTrainer};
+use agent_rl::algos::{AlgoError, SftConfig};
 use agent_rl::backend::CpuTrainBackend as B;
 use agent_rl::core::{ChatTokenizer, Qwen2ForCausalLm};
 
@@ -17,7 +17,7 @@ pub fn sft(
     tokenizer: &Arc<ChatTokenizer>,
     config: SftConfig,
     rows: &SftDataset,
-) -> anyhow::Result<Qwen2ForCausalLm<B>> {
+) -> Result<Qwen2ForCausalLm<B>, AlgoError> {
     let mut trainer = SftTrainer::builder(model, Arc::clone(tokenizer))
         .with_config(config)
         .build()?;

@@ -1,8 +1,8 @@
-//! What a reward model learns of the request, kind of pair by kind of pair (issue 17).
+//! What a reward model learns of the request, kind of pair by kind of pair.
 //!
 //! ```text
-//! cargo run --release --example rm_pair_kinds -- --seeds 1,2,3
-//! cargo run --release --example rm_pair_kinds -- --seeds 1,2,3 --request-split
+//! cargo run --release -p agent-rl-experiments --bin rm_pair_kinds -- --seeds 1,2,3
+//! cargo run --release -p agent-rl-experiments --bin rm_pair_kinds -- --seeds 1,2,3 --request-split
 //! ```
 //! The reward model of the RLHF recipe that would show a gain over imitation: an SFT warm-up
 //! (300 steps × 16) imitates a teacher that calls `get_time` on 70% of weather requests
@@ -29,9 +29,7 @@ use agent_rl::core::weights::random_model;
 use burn::module::AutodiffModule;
 use clap::Parser;
 
-#[path = "shared/toy_warmup.rs"]
-mod toy_warmup;
-use toy_warmup::sft;
+use agent_rl_experiments::sft;
 
 /// Command-line options.
 #[derive(Debug, Parser)]

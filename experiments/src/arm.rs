@@ -1,10 +1,10 @@
-//! What the GRPO measurement examples share (`grpo_gain`, `grpo_k`) beside the warm-up
-//! (`toy_warmup.rs`): a GRPO arm, greedy scoring on held-out requests, and mean / sd over seeds.
+//! A GRPO arm of a study (`grpo_gain`, `grpo_k`) and the greedy scoring of its models on
+//! held-out requests.
 
 use std::sync::Arc;
 
 use agent_rl::algos::{
-    GrpoConfig, GrpoReport, GrpoTrainer, LrSchedule, ToolUseScores, evaluate_tool_use,
+    AlgoError, GrpoConfig, GrpoReport, GrpoTrainer, LrSchedule, ToolUseScores, evaluate_tool_use,
 };
 use agent_rl::backend::CpuTrainBackend as B;
 use agent_rl::core::{
@@ -43,7 +43,7 @@ pub fn grpo(
     tokenizer: &Arc<ChatTokenizer>,
     tasks: &[Task],
     arm: GrpoArm,
-) -> anyhow::Result<(Qwen2ForCausalLm<B>, GrpoReport)> {
+) -> Result<(Qwen2ForCausalLm<B>, GrpoReport), AlgoError> {
     let mut config = GrpoConfig {
         num_generations: arm.num_generations,
         prompts_per_step: arm.prompts_per_step,
@@ -72,27 +72,12 @@ pub fn score(
     model: &Qwen2ForCausalLm<B>,
     tokenizer: &ChatTokenizer,
     tasks: &[Task],
-) -> anyhow::Result<ToolUseScores> {
+) -> Result<ToolUseScores, AlgoError> {
     let config = AgentLoopConfig {
         sampling: SamplingConfig::greedy(MAX_COMPLETION_TOKENS),
         max_tool_iterations: 1,
         ..AgentLoopConfig::default()
     };
     let parser = HermesToolCallParser::default();
-    Ok(evaluate_tool_use(
-        &model.valid(),
-        tokenizer,
-        &parser,
-        tasks,
-        None,
-        config,
-    )?)
-}
-
-/// Mean and unbiased standard deviation of `values` (sd 0 for fewer than two).
-pub fn mean_sd(values: &[f32]) -> (f32, f32) {
-    let n = values.len().max(1) as f32;
-    let mean = values.iter().sum::<f32>() / n;
-    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f32>() / (n - 1.0).max(1.0);
-    (mean, var.sqrt())
+    evaluate_tool_use(&model.valid(), tokenizer, &parser, tasks, None, config)
 }

@@ -11,10 +11,10 @@
 //! per-thread heaps instead of returning them, so fragmentation adds to the live data.
 //!
 //! ```text
-//! cargo run --release --example bench_memory            # every case, a Markdown table
-//! cargo run --release --example bench_memory -- --case sft-wide-vocab   # one case, JSON
-//! cargo run --release --example bench_memory -- --cases q05   # the cases named q05…
-//! cargo run --release --example bench_memory -- --cases rl-    # PPO against GRPO
+//! cargo run --release -p agent-rl-bench --bin bench_memory            # every case, a Markdown table
+//! cargo run --release -p agent-rl-bench --bin bench_memory -- --case sft-wide-vocab   # one case, JSON
+//! cargo run --release -p agent-rl-bench --bin bench_memory -- --cases q05   # the cases named q05…
+//! cargo run --release -p agent-rl-bench --bin bench_memory -- --cases rl-    # PPO against GRPO
 //! ```
 //!
 //! The `rl-` pair measures what dropping the critic saves: one PPO step (policy, critic, the
@@ -30,7 +30,6 @@ use agent_rl::algos::plan::{
     LoraPlan, MemoryPlanRequest, TrainMethod, WeightDtype, format_bytes, plan_memory,
 };
 use agent_rl::algos::sft::SftTrainer;
-use agent_rl::algos::toy::toy_tokenizer;
 use agent_rl::algos::{
     GrpoConfig, GrpoTrainer, LrSchedule, PpoConfig, PpoTrainer, RewardModelScorer, SftConfig,
     SftDataset,
@@ -38,11 +37,11 @@ use agent_rl::algos::{
 use agent_rl::backend::{CpuBackend, CpuTrainBackend};
 use agent_rl::core::lora::{BaseDtype, LoraConfig};
 use agent_rl::core::weights::random_model;
-use agent_rl::core::{
-    ChatTemplate, ChatTokenizer, Message, Qwen2Config, Qwen2ForSequenceClassification, Task,
-};
+use agent_rl::core::{ChatTokenizer, Message, Qwen2Config, Qwen2ForSequenceClassification, Task};
 use agent_rl::rewards::{FnReward, LearnedReward, Reward, Sample};
+use agent_rl_bench::{peak_rss_bytes, plain_toy_tokenizer, rss_bytes};
 use anyhow::Context;
+use clap::Parser;
 use serde_json::json;
 
 /// The system allocator, counting the bytes live now and at most.
@@ -99,9 +98,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// A plain template: the text as is, so prompt lengths are exact.
-const PLAIN_TEMPLATE: &str = "{% for message in messages %}{{ message['content'] }}{% endfor %}";
-
 /// What a case trains.
 #[derive(Clone, Copy, PartialEq)]
 enum Method {
@@ -138,7 +134,7 @@ const GROUP: usize = 8;
 const FULL: (usize, bool, bool) = (0, false, false);
 
 /// Qwen2.5-0.5B's layer shapes (hidden 896, intermediate 4864, 14 heads, 2 KV heads), 4 of its
-/// 24 layers, the demo tokenizer's vocabulary: the GRPO step of issue 16 (4 prompts × K 8,
+/// 24 layers, the demo tokenizer's vocabulary: the GPU check's GRPO step (4 prompts × K 8,
 /// 128 + 128 tokens, micro-batches of 8 sequences) under three memory settings.
 const QWEN05: (usize, usize, usize, usize, usize, usize) = (896, 4864, 4, 14, 2, 0);
 
@@ -255,15 +251,6 @@ const CASES: [Case; 9] = [
         half_base: FULL.2,
     },
 ];
-
-fn status_kib(field: &str) -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string("/proc/self/status")?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .with_context(|| format!("{field} not in /proc/self/status"))
-}
 
 fn model_config(case: &Case, tokenizer_vocab: usize) -> Qwen2Config {
     let (hidden, intermediate, layers, heads, kv_heads, vocab) = case.shape;
@@ -461,19 +448,13 @@ fn run_ppo(case: &Case, tokenizer: ChatTokenizer, config: &Qwen2Config) -> anyho
 }
 
 fn run_case(case: &Case) -> anyhow::Result<serde_json::Value> {
-    let fixture = toy_tokenizer()?;
-    let tokenizer = ChatTokenizer::new(
-        fixture.inner().clone(),
-        Some(ChatTemplate::new(PLAIN_TEMPLATE, "plain_template")?),
-        fixture.eos_ids.clone(),
-        fixture.pad_id,
-    );
+    let tokenizer = plain_toy_tokenizer()?;
     let config = model_config(case, tokenizer.vocab_size());
     let plan = match case.method {
         Method::Planned(method) => Some(plan_memory(&request(case, method, config.clone()))?),
         Method::GrpoLearned | Method::PpoLearned => None,
     };
-    let baseline = status_kib("VmRSS:")? * 1024;
+    let baseline = rss_bytes()?;
     let live_before = LIVE.load(Ordering::Relaxed);
     PEAK.store(live_before, Ordering::Relaxed);
     let started = std::time::Instant::now();
@@ -484,7 +465,7 @@ fn run_case(case: &Case) -> anyhow::Result<serde_json::Value> {
         }
         Method::PpoLearned => run_ppo(case, tokenizer, &config)?,
     }
-    let peak = status_kib("VmHWM:")? * 1024;
+    let peak = peak_rss_bytes()?;
     let measured = PEAK.load(Ordering::Relaxed).saturating_sub(live_before);
     let rss = peak.saturating_sub(baseline);
     let estimate = plan.as_ref().map(|plan| plan.total_bytes);
@@ -503,13 +484,21 @@ fn run_case(case: &Case) -> anyhow::Result<serde_json::Value> {
     }))
 }
 
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(about = "The memory planner's estimates against measured peaks, case by case")]
+struct Args {
+    /// Run this one case in this process and print its JSON.
+    #[arg(long, conflicts_with = "cases")]
+    case: Option<String>,
+    /// Run the cases whose names start with this prefix (each in its own process); default all.
+    #[arg(long, default_value = "")]
+    cases: String,
+}
+
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let case_arg = args
-        .iter()
-        .position(|a| a == "--case")
-        .and_then(|i| args.get(i + 1));
-    if let Some(name) = case_arg {
+    let args = Args::parse();
+    if let Some(name) = &args.case {
         let case = CASES
             .iter()
             .find(|case| case.name == name)
@@ -521,11 +510,7 @@ fn main() -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let prefix = args
-        .iter()
-        .position(|a| a == "--cases")
-        .and_then(|i| args.get(i + 1))
-        .map_or("", String::as_str);
+    let prefix = args.cases.as_str();
     let exe = std::env::current_exe()?;
     let mut lines = vec![
         "| case | model (H / I / layers / heads / kv / vocab) | batch | estimate | peak allocated | \
