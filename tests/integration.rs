@@ -3,6 +3,7 @@
 
 mod cli;
 mod cli_crash;
+mod cli_dry_run;
 mod cli_lora;
 mod cli_plan;
 mod cli_reliability;

@@ -20,6 +20,7 @@ mod rm_score;
 mod serve;
 mod train;
 mod train_config;
+mod train_dry_run;
 mod train_grpo;
 mod train_rlhf;
 mod train_sft;
