@@ -320,3 +320,63 @@ fn train_grpo_on_bfcl_multi_turn_entries() {
         "{stderr}"
     );
 }
+
+/// A GRPO checkpoint's `model/` is a model directory: tokenizer and generation config beside
+/// the weights, accepted as `--model` by `generate` and `eval bfcl`.
+#[test]
+fn grpo_checkpoint_model_dir_is_accepted_by_generate_and_eval_bfcl() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let path = write_run_file(
+        dir.path(),
+        "grpo.toml",
+        &format!(
+            "[model]\ntiny = true\n[data]\ntoy = 4\n[run]\ndir = {:?}\ncheckpoint_every = 1\n\
+             [grpo]\nnum_generations = 2\nprompts_per_step = 2\nmax_steps = 1\n\
+             max_completion_length = 8\nmax_tool_iterations = 1\n\
+             [grpo.sampling]\nmax_new_tokens = 8\n",
+            run.to_str().unwrap()
+        ),
+    );
+    succeed(&["train", "grpo", "--config", path.to_str().unwrap()]);
+    let model = run.join("checkpoint-1/model");
+    for file in [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "generation_config.json",
+    ] {
+        assert!(model.join(file).is_file(), "checkpoint-1/model/{file}");
+    }
+    let model = model.to_str().unwrap();
+    let out = succeed(&[
+        "generate",
+        "--model",
+        model,
+        "--prompt",
+        "hello",
+        "--max-new-tokens",
+        "3",
+        "--json",
+    ]);
+    let generated: Value = serde_json::from_str(&out).unwrap();
+    assert!(generated.is_object(), "{out}");
+    let data =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("agent-rl-eval/tests/fixtures/bfcl/data");
+    let out = succeed(&[
+        "eval",
+        "bfcl",
+        "--data",
+        data.to_str().unwrap(),
+        "--model",
+        model,
+        "--categories",
+        "irrelevance",
+        "--limit",
+        "1",
+        "--max-new-tokens",
+        "4",
+    ]);
+    assert!(out.contains("irrelevance"), "{out}");
+}

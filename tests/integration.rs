@@ -4,6 +4,7 @@
 mod cli;
 mod cli_config;
 mod cli_crash;
+mod cli_dry_run;
 mod cli_eval_failures;
 mod cli_lora;
 mod cli_plan;

@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use agent_rl_core::Qwen2ForCausalLm;
 use agent_rl_core::lora::{LoraConfig, apply_lora};
+use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
 use burn::module::AutodiffModule;
 use burn::optim::AdamW;
 use burn::optim::adaptor::OptimizerAdaptor;
@@ -89,8 +89,8 @@ impl<B: AutodiffBackend> PolicyState<B> {
             .expect("the model is only taken inside an optimiser step")
     }
 
-    /// Writes the files every RL checkpoint has into `dir`: the policy and reference
-    /// ([`save_policy`]), the policy's AdamW state `optimizer.bin`, the run's resolved `config`
+    /// Writes the files every RL checkpoint has into `dir`: the policy (with `tokenizer`'s files
+    /// in `model/`) and reference ([`save_policy`]), the policy's AdamW state `optimizer.bin`, the run's resolved `config`
     /// as `config.json` and `state` as `trainer_state.json`.
     ///
     /// # Errors
@@ -101,12 +101,14 @@ impl<B: AutodiffBackend> PolicyState<B> {
         dir: &Path,
         config: &impl Serialize,
         state: &TrainerState,
+        tokenizer: &ChatTokenizer,
     ) -> Result<()> {
         save_policy(
             dir,
             self.model(),
             self.lora.as_ref(),
             self.reference.as_ref(),
+            tokenizer,
         )?;
         save_optimizer(&self.optimizer, dir, "optimizer")?;
         write_json(&dir.join("config.json"), config)?;

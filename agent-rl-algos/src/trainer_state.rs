@@ -7,9 +7,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use agent_rl_core::Qwen2ForCausalLm;
 use agent_rl_core::lora::{LoraConfig, load_adapter, save_adapter};
 use agent_rl_core::weights::{LoadOptions, SaveOptions, load_pretrained, save_pretrained};
+use agent_rl_core::{ChatTokenizer, Qwen2ForCausalLm};
 use burn::module::{AutodiffModule, Module, ModuleVisitor, Param, ParamId};
 use burn::optim::adaptor::OptimizerAdaptor;
 use burn::optim::{AdamW, Optimizer};
@@ -209,9 +209,10 @@ pub(crate) fn load_optimizer<B: AutodiffBackend, M: AutodiffModule<B>>(
     Ok(init_adamw::<B, M>(config).load_record(record))
 }
 
-/// Writes a run's policy into checkpoint `dir`: `model/` in Hugging Face layout, or with
-/// `lora` only its adapters in PEFT's layout (`adapter/`); and `reference/` when a reference
-/// model is kept.
+/// Writes a run's policy into checkpoint `dir`: `model/` in Hugging Face layout with
+/// `tokenizer`'s files beside the weights (a model directory `generate`, `eval` and `serve`
+/// load), or with `lora` only its adapters in PEFT's layout (`adapter/`); and `reference/`
+/// when a reference model is kept.
 ///
 /// # Errors
 /// Model export errors.
@@ -220,10 +221,14 @@ pub(crate) fn save_policy<B: AutodiffBackend>(
     policy: &Qwen2ForCausalLm<B>,
     lora: Option<&LoraConfig>,
     reference: Option<&Qwen2ForCausalLm<B::InnerBackend>>,
+    tokenizer: &ChatTokenizer,
 ) -> Result<()> {
     match lora {
         Some(lora) => save_adapter(policy, lora, None, &dir.join("adapter"))?,
-        None => save_pretrained(policy, &dir.join("model"), SaveOptions::default())?,
+        None => {
+            save_pretrained(policy, &dir.join("model"), SaveOptions::default())?;
+            tokenizer.save_to_dir(&dir.join("model"))?;
+        }
     }
     if let Some(reference) = reference {
         save_pretrained(reference, &dir.join("reference"), SaveOptions::default())?;

@@ -14,7 +14,8 @@ use crate::reward::{Reward, RewardValue, Sample, score_each};
 /// The score is [`CallsMatch::score`](crate::matching::CallsMatch::score): the matched credit over
 /// `max(expected, actual)` calls, so both missing and extra calls cost. Identical repeated calls
 /// are matched once (by default), so repeating a right call cannot earn credit for a second
-/// expected call. `None` when the target has no expected calls.
+/// expected call. `None` when the target has no expected calls; a target that
+/// [expects some call](crate::Target::expects_any_call) scores `1` for any call, `0` for none.
 ///
 /// # Errors
 /// Scoring fails with [`RewardError::UnknownTool`](crate::RewardError::UnknownTool) when the
@@ -58,7 +59,12 @@ impl ArgumentMatch {
     /// As the type's docs.
     pub fn score_sample(&self, sample: Sample<'_>) -> Result<Option<f32>> {
         let Some(expected) = &sample.target.expected_calls else {
-            return Ok(None);
+            // "Some call" targets judge no argument: any call has acceptable ones.
+            let any_call = sample.trajectory.tool_calls().next().is_some();
+            return Ok(sample
+                .target
+                .expects_any_call
+                .then_some(if any_call { 1.0 } else { 0.0 }));
         };
         let trajectory = sample.trajectory;
         if !trajectory.tools.is_empty() {

@@ -14,8 +14,10 @@ use crate::reward::{Reward, RewardValue, Sample, score_each};
 /// When the target expects calls, an episode must attempt them to earn anything: with no
 /// malformed fragment and no call naming an expected tool (no call at all, or only calls to other
 /// tools) the score is `0`. Not calling is not well-formed tool use, and must not pay more than
-/// a flawed attempt at the right call. When the target expects no call, or says nothing about
-/// calls, an episode without attempts scores `1`.
+/// a flawed attempt at the right call. The same holds for a target that
+/// [expects some call](crate::Target::expects_any_call): an episode without attempts scores `0`.
+/// When the target expects no call, or says nothing about calls, an episode without attempts
+/// scores `1`.
 ///
 /// # Errors
 /// Scoring fails with [`RewardError::InvalidSchema`](crate::RewardError::InvalidSchema) when an
@@ -48,6 +50,12 @@ impl ToolCallFormat {
             if audit.malformed == 0 && !aimed {
                 return Ok(Some(0.0));
             }
+        } else if sample.target.expected_calls.is_none()
+            && sample.target.expects_any_call
+            && audit.malformed == 0
+            && audit.attempts == 0
+        {
+            return Ok(Some(0.0));
         }
         Ok(Some(1.0 / (1.0 + audit.bad() as f32)))
     }

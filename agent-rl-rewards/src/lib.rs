@@ -67,6 +67,7 @@
 //! | [`LearnedReward`] | wraps a [`SequenceScorer`] (a reward model) | [`LearnedReward`] docs |
 //! | [`matching`] | the call-matching engine shared with the BFCL evaluator | [`matching::match_calls`] |
 //! | [`mean_score`], [`component_means`] | means that leave `None` out | |
+//! | [`gold_trajectory`], [`gold_calls`] | the episode a perfect policy produces, to check a data path | |
 //!
 //! No cargo features.
 #![warn(missing_docs)]
@@ -79,6 +80,7 @@ pub mod combinators;
 pub mod error;
 mod fn_reward;
 mod format;
+mod gold;
 pub mod guards;
 mod learned;
 pub mod matching;
@@ -97,6 +99,7 @@ pub use combinators::{Clipped, NormalizedSum, Weighted, WeightedSum};
 pub use error::{Result, RewardError};
 pub use fn_reward::FnReward;
 pub use format::ToolCallFormat;
+pub use gold::{gold_calls, gold_trajectory, reference_calls, schema_example};
 pub use guards::{GuardConfig, GuardPenalties, Guards, OverlongConfig, overlong_penalty};
 pub use learned::{LearnedReward, SequenceScorer};
 pub use outcome::Outcome;

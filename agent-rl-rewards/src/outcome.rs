@@ -14,9 +14,11 @@ use crate::reward::{Reward, RewardValue, Sample, score_each};
 ///   no other call, no malformed attempt (BFCL's pass criterion). With an answer or a verifier
 ///   beside them, the calls are required too, so that stating the right answer without making
 ///   the call (or after a hallucinated or malformed one) is not a success; set
-///   [`Outcome::answer_only`] to judge such targets on the answer and verifier alone.
+///   [`Outcome::answer_only`] to judge such targets on the answer and verifier alone;
+/// - with none of these but [some call expected](crate::Target::expects_any_call): at least one
+///   call and no malformed attempt (BFCL's relevance criterion).
 ///
-/// `None` when the target has none of the three.
+/// `None` when the target judges none of these.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Outcome {
     /// Options used when the calls are judged. Default [`MatchOptions::bfcl`].
@@ -71,6 +73,15 @@ impl Outcome {
                 success &= calls_right(expected);
             }
             return Ok(Some(success));
+        }
+        if target.expected_calls.is_none() && target.expects_any_call {
+            let no_malformed = trajectory
+                .turns
+                .iter()
+                .all(|turn| turn.parsed.malformed.is_empty());
+            return Ok(Some(
+                no_malformed && trajectory.tool_calls().next().is_some(),
+            ));
         }
         Ok(target.expected_calls.as_deref().map(calls_right))
     }

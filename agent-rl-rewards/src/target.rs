@@ -40,6 +40,11 @@ pub struct Target {
     /// The final answer a good episode gives.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected_answer: Option<ExpectedAnswer>,
+    /// The task needs some call to an offered tool, whichever it is and whatever its arguments
+    /// (BFCL's relevance categories). Used when `expected_calls` is `None`: a good episode makes
+    /// at least one well-formed call. Default `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub expects_any_call: bool,
     /// A user-supplied check of the final state (e.g. "the database ends as expected").
     #[serde(skip)]
     pub verifier: Option<Arc<dyn OutcomeVerifier>>,
@@ -50,6 +55,7 @@ impl fmt::Debug for Target {
         f.debug_struct("Target")
             .field("expected_calls", &self.expected_calls)
             .field("expected_answer", &self.expected_answer)
+            .field("expects_any_call", &self.expects_any_call)
             .field(
                 "verifier",
                 &self
@@ -79,6 +85,19 @@ impl Target {
     pub fn add_expected_call(mut self, call: ExpectedCall) -> Self {
         self.expected_calls.get_or_insert_with(Vec::new).push(call);
         self
+    }
+
+    /// Expects some call to an offered tool, not a particular one (see
+    /// [`Target::expects_any_call`]).
+    #[must_use]
+    pub fn with_any_call(mut self) -> Self {
+        self.expects_any_call = true;
+        self
+    }
+
+    /// True when the target judges calls: it lists them, or expects some call.
+    pub fn judges_calls(&self) -> bool {
+        self.expected_calls.is_some() || self.expects_any_call
     }
 
     /// Sets the expected final answer.

@@ -1,7 +1,9 @@
 //! Checkpoints of a GRPO run and resuming from them.
 //!
 //! A checkpoint directory holds:
-//! - `model/`: the policy in Hugging Face layout ([`save_pretrained`]), loadable by transformers;
+//! - `model/`: the policy in Hugging Face layout ([`save_pretrained`]) with the tokenizer files
+//!   and `generation_config.json` beside it: a model directory that transformers and
+//!   `agent-rl generate|eval|serve --model` load;
 //!   with LoRA instead `adapter/`: the adapters in PEFT's layout ([`save_adapter`]; the frozen
 //!   base is the model the run started from, and there is no `reference/`);
 //! - `reference/`: the reference model, when one is kept (`beta > 0`; it may have been synced);
@@ -43,7 +45,7 @@ impl<B: AutodiffBackend> GrpoTrainer<B> {
 
     fn write_checkpoint_files(&self, dir: &Path) -> Result<()> {
         let state = TrainerState::new(self.counters, self.config.seed, param_ids(self.model()));
-        self.policy.save(dir, &self.config, &state)
+        self.policy.save(dir, &self.config, &state, &self.tokenizer)
     }
 
     /// Restores model, reference model, optimizer state and counters from a checkpoint written

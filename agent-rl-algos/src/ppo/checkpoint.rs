@@ -37,7 +37,7 @@ impl<B: AutodiffBackend> PpoTrainer<B> {
             kl_coef: Some(self.kl_controller.value()),
             ..TrainerState::new(self.counters, self.config.seed, param_ids(self.model()))
         };
-        self.policy.save(dir, &self.config, &state)
+        self.policy.save(dir, &self.config, &state, &self.tokenizer)
     }
 
     /// Restores policy, critic, reference, both optimizers, the KL coefficient and the counters

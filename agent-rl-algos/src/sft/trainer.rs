@@ -218,11 +218,15 @@ impl<B: AutodiffBackend> SftTrainer<B> {
         }
     }
 
-    /// The model in Hugging Face layout, or with LoRA its adapters in PEFT's layout.
+    /// The model in Hugging Face layout with its tokenizer files (a loadable model directory),
+    /// or with LoRA its adapters in PEFT's layout.
     fn save(&self, dir: &Path) -> Result<()> {
         match &self.lora {
             Some(lora) => save_adapter(&self.model, lora, None, dir)?,
-            None => save_pretrained(&self.model, dir, SaveOptions::default())?,
+            None => {
+                save_pretrained(&self.model, dir, SaveOptions::default())?;
+                self.tokenizer.save_to_dir(dir)?;
+            }
         }
         Ok(())
     }

@@ -202,8 +202,10 @@ impl ChatTokenizer {
     }
 
     /// Writes `dir/tokenizer.json`, `dir/chat_template.jinja` (when there is a template) and
-    /// `dir/tokenizer_config.json` (`eos_token`, `pad_token`), so that [`ChatTokenizer::from_dir`]
-    /// and transformers' `AutoTokenizer` load it back with the same ids, template and eos.
+    /// `dir/tokenizer_config.json` (`eos_token`, `pad_token`) and, when there are eos ids,
+    /// `dir/generation_config.json` (every eos id, the pad id), so that
+    /// [`ChatTokenizer::from_dir`] and transformers' `AutoTokenizer` / `generate` load it back
+    /// with the same ids, template and eos.
     ///
     /// # Errors
     /// [`CoreError::Write`] / [`CoreError::Tokenizer`] naming the file that could not be written.
@@ -234,6 +236,17 @@ impl ChatTokenizer {
         }
         let path = dir.join("tokenizer_config.json");
         let text = serde_json::to_string_pretty(&Value::Object(config)).unwrap_or_default();
+        std::fs::write(&path, text).map_err(io(&path))?;
+        if self.eos_ids.is_empty() {
+            return Ok(());
+        }
+        let mut generation = Map::new();
+        generation.insert("eos_token_id".into(), Value::from(self.eos_ids.clone()));
+        if let Some(pad) = self.pad_id {
+            generation.insert("pad_token_id".into(), Value::from(pad));
+        }
+        let path = dir.join("generation_config.json");
+        let text = serde_json::to_string_pretty(&Value::Object(generation)).unwrap_or_default();
         std::fs::write(&path, text).map_err(io(&path))
     }
 

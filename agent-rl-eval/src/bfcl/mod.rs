@@ -51,6 +51,7 @@ mod resolve;
 mod runner;
 mod score;
 mod source_syntax;
+mod source_text;
 mod training;
 mod value;
 
@@ -74,7 +75,7 @@ pub use score::{
     ResultLine, Verdict, read_results, score_decoded, score_output, score_results_file,
 };
 pub use training::{
-    expected_calls, is_trainable, reference_calls, split_train_held_out, training_task,
-    training_tasks,
+    expected_calls, is_trainable, reference_calls, split_train_held_out, training_target,
+    training_task, training_tasks,
 };
 pub use value::{PyType, py_eq, standardize};

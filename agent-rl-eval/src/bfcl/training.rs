@@ -4,8 +4,10 @@
 //! docs as [`ToolSpec`]s rendered exactly as [`chat_request`] renders them for evaluation (BFCL's
 //! `dict`/`float`/`tuple` types mapped to JSON schema), and `data["target"]` the expected calls
 //! in [`Target`]'s JSON form, read from the possible answers with [`ExpectedCall::from_bfcl`]
-//! (`""` among the alternatives: the argument may be omitted). Irrelevance entries expect no call
-//! (`"expected_calls": []`). `data["bfcl"]` keeps the entry id and category.
+//! (`""` among the alternatives: the argument may be omitted; see [`expected_calls`] for the
+//! function names and the Java/JavaScript source text). Irrelevance entries expect no call
+//! (`"expected_calls": []`), relevance entries some call (`"expects_any_call": true`).
+//! `data["bfcl"]` keeps the entry id and category.
 //!
 //! ```
 //! use agent_rl_eval::bfcl::{BfclDataset, BfclEntry, Category, CheckOptions, training_tasks};
@@ -31,25 +33,20 @@
 
 use agent_rl_core::{Task, ToolCall};
 use agent_rl_rewards::Target;
-use agent_rl_rewards::matching::{ExpectedCall, ValuePattern};
-use serde_json::{Map, Value, json};
+use agent_rl_rewards::matching::ExpectedCall;
+use serde_json::{Value, json};
 
 use super::category::{Category, Language, Scoring};
 use super::checker::{CheckOptions, model_function_name};
 use super::data::{BfclDataset, BfclEntry};
 use super::runner::chat_request;
+use super::source_text::source_answer;
 use crate::error::{EvalError, Result};
 
-/// True when entries of `category` can become training tasks: Python single-turn categories
-/// whose verdict a [`Target`] expresses (simple, multiple, parallel, irrelevance). Relevance
-/// ("any call"), multi-turn, and Java/JavaScript categories (whose arguments are source text the
-/// call matcher does not parse) cannot.
+/// True when entries of `category` can become training tasks: every single-turn category
+/// (multi-turn entries train through [`multi_turn`](super::multi_turn)'s environment).
 pub fn is_trainable(category: Category) -> bool {
-    category.language() == Language::Python
-        && matches!(
-            category.scoring(),
-            Scoring::Simple | Scoring::Multiple | Scoring::Parallel | Scoring::Irrelevance
-        )
+    category.scoring() != Scoring::MultiTurn
 }
 
 /// The training tasks of the given categories (every loaded trainable one when `categories` is
@@ -68,8 +65,8 @@ pub fn training_tasks(
         return Err(EvalError::InvalidConfig {
             field: "categories".into(),
             reason: format!(
-                "{category} cannot become training tasks (only the Python simple, multiple, \
-                 parallel and irrelevance categories can)"
+                "{category} cannot become single-turn training tasks (multi-turn categories \
+                 train in the multi-turn environment)"
             ),
         });
     }
@@ -94,7 +91,7 @@ pub fn training_tasks(
 /// As [`training_tasks`], for this entry.
 pub fn training_task(entry: &BfclEntry, options: CheckOptions) -> Result<Task> {
     let request = chat_request(entry, options);
-    let target = Target::new().with_expected_calls(expected_calls(entry, options)?);
+    let target = training_target(entry, options)?;
     target
         .check_tools(&entry.id, &request.tools)
         .map_err(|error| record_error(entry, error.to_string()))?;
@@ -111,68 +108,80 @@ pub fn training_task(entry: &BfclEntry, options: CheckOptions) -> Result<Task> {
     })
 }
 
-/// The expected calls of an entry, named as the model sees the functions.
+/// The [`Target`] of an entry: its expected calls (none for irrelevance), or "some call" for
+/// relevance entries, whose calls BFCL does not judge.
+///
+/// # Errors
+/// As [`expected_calls`].
+pub fn training_target(entry: &BfclEntry, options: CheckOptions) -> Result<Target> {
+    if entry.category.scoring() == Scoring::Relevance {
+        return Ok(Target::new().with_any_call());
+    }
+    Ok(Target::new().with_expected_calls(expected_calls(entry, options)?))
+}
+
+/// The expected calls of an entry, named as the model sees the functions, with the official
+/// checker's choice of function doc: the first doc for the simple categories (whose checker
+/// reads only the values of the possible answer, never its key), the doc the answer names
+/// otherwise. Java and JavaScript values are the source text the model writes
+/// (`new ArrayList<>(Arrays.asList(1, 2))`, `5L`), each one a rendering the checker accepts.
 ///
 /// # Errors
 /// [`EvalError::Record`] naming the entry for a possible answer that is not
-/// `{"function": {"arg": [alternatives…]}}`.
+/// `{"function": {"arg": [alternatives…]}}`, a value with no accepted source text, or a
+/// relevance or multi-turn entry (they have no expected calls).
 pub fn expected_calls(entry: &BfclEntry, options: CheckOptions) -> Result<Vec<ExpectedCall>> {
-    if !is_trainable(entry.category) {
+    if !is_trainable(entry.category) || entry.category.scoring() == Scoring::Relevance {
         return Err(record_error(
             entry,
-            format!("category {} cannot become a training task", entry.category),
+            format!("category {} has no expected calls", entry.category),
         ));
     }
+    let language = entry.category.language();
     entry
         .ground_truth
         .iter()
         .map(|answer| {
-            let mut call = ExpectedCall::from_bfcl(answer)
+            let doc = if entry.category.scoring() == Scoring::Simple {
+                entry.functions.first()
+            } else {
+                answer_name(answer).and_then(|name| find_doc(&entry.functions, name))
+            };
+            let answer = match language {
+                Language::Python => answer.clone(),
+                _ => source_answer(answer, doc, language)
+                    .map_err(|reason| record_error(entry, reason))?,
+            };
+            let mut call = ExpectedCall::from_bfcl(&answer)
                 .map_err(|error| record_error(entry, error.to_string()))?;
+            if let Some(name) = doc.and_then(|doc| doc.get("name")).and_then(Value::as_str) {
+                call.name = name.to_owned();
+            }
             call.name = model_function_name(&call.name, options);
             Ok(call)
         })
         .collect()
 }
 
+fn answer_name(answer: &Value) -> Option<&str> {
+    answer
+        .as_object()
+        .and_then(|map| map.keys().next())
+        .map(String::as_str)
+}
+
+fn find_doc<'a>(functions: &'a [Value], name: &str) -> Option<&'a Value> {
+    functions
+        .iter()
+        .find(|doc| doc.get("name").and_then(Value::as_str) == Some(name))
+}
+
 /// One call per expected call, each argument set to its first acceptable value (arguments whose
 /// only alternative is "omit" are left out): a reference answer, e.g. for SFT warm-up data or
-/// to check that training reward and evaluator agree.
+/// to check that training reward and evaluator agree. The same as
+/// [`agent_rl_rewards::reference_calls`].
 pub fn reference_calls(expected: &[ExpectedCall]) -> Vec<ToolCall> {
-    expected
-        .iter()
-        .map(|call| {
-            let mut arguments = Map::new();
-            for argument in &call.arguments {
-                if let Some(value) = first_value(&argument.acceptable) {
-                    arguments.insert(argument.name.clone(), value);
-                }
-            }
-            ToolCall::new(call.name.clone(), Value::Object(arguments))
-        })
-        .collect()
-}
-
-fn first_value(acceptable: &[ValuePattern]) -> Option<Value> {
-    acceptable
-        .iter()
-        .find(|pattern| !pattern.is_omission_marker())
-        .map(pattern_value)
-}
-
-fn pattern_value(pattern: &ValuePattern) -> Value {
-    match pattern {
-        ValuePattern::Literal(value) => value.clone(),
-        ValuePattern::Object(fields) => Value::Object(
-            fields
-                .iter()
-                .filter_map(|field| {
-                    first_value(&field.acceptable).map(|value| (field.name.clone(), value))
-                })
-                .collect(),
-        ),
-        ValuePattern::List(items) => Value::Array(items.iter().map(pattern_value).collect()),
-    }
+    agent_rl_rewards::reference_calls(expected)
 }
 
 /// Splits tasks into `(train, held_out)` deterministically: the `round(len × held_out_fraction)`

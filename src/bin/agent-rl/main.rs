@@ -22,6 +22,7 @@ mod run_overrides;
 mod serve;
 mod train;
 mod train_config;
+mod train_dry_run;
 mod train_grpo;
 mod train_rlhf;
 mod train_sft;

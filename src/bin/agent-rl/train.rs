@@ -69,6 +69,14 @@ pub struct TrainArgs {
     /// Check the run file and print the resolved config as JSON, without training.
     #[arg(long)]
     pub print_config: bool,
+    /// `train grpo`: build everything the run would (model config, tokenizer, tasks, rewards,
+    /// stages, memory plan) without reading weights or training; print tasks per category,
+    /// rejected entries, the reward of each task's gold answer and the plan.
+    #[arg(long, conflicts_with_all = ["resume", "print_config"])]
+    pub dry_run: bool,
+    /// With `--dry-run`: print one JSON object.
+    #[arg(long, requires = "dry_run")]
+    pub json: bool,
     /// Activation checkpointing (sets `gradient_checkpointing = true` in `[sft]`/`[grpo]`).
     #[arg(long)]
     pub gradient_checkpointing: bool,
@@ -113,13 +121,21 @@ pub trait TrainJob {
 
 /// Runs a `train` subcommand.
 pub fn run(command: TrainCommand) -> anyhow::Result<()> {
+    if let TrainCommand::Sft(args) | TrainCommand::Rm(args) | TrainCommand::Ppo(args) = &command
+        && args.dry_run
+    {
+        anyhow::bail!("--dry-run: only `train grpo` has a dry run so far");
+    }
     match command {
         TrainCommand::Sft(args) => {
             let print = args.print_config;
             dispatch(train_sft::SftJob::new(args)?, print)
         }
         TrainCommand::Grpo(args) => {
-            let print = args.print_config;
+            let (print, dry_run, json) = (args.print_config, args.dry_run, args.json);
+            if dry_run {
+                return crate::train_dry_run::run(&train_grpo::GrpoJob::new(args)?, json);
+            }
             dispatch(train_grpo::GrpoJob::new(args)?, print)
         }
         TrainCommand::Rm(args) => {

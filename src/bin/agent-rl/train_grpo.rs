@@ -18,7 +18,7 @@ use agent_rl::eval::bfcl::multi_turn::{
     MultiTurnEnvironmentFactory, multi_turn_reward,
 };
 use agent_rl::eval::bfcl::{
-    BfclDataset, Category, CheckOptions, split_train_held_out, training_tasks,
+    BfclDataset, Category, CheckOptions, is_trainable, split_train_held_out, training_task,
 };
 use agent_rl::progress::StageProgress;
 use agent_rl::rewards::ToolUseReward;
@@ -32,7 +32,7 @@ use crate::train_config::{
 
 /// A parsed `train grpo` invocation.
 pub struct GrpoJob {
-    config: GrpoRunConfig,
+    pub(crate) config: GrpoRunConfig,
     resume: Option<PathBuf>,
     overwrite: bool,
 }
@@ -77,9 +77,32 @@ impl GrpoJob {
 
 /// The training and held-out tasks of a `[data]` section.
 ///
+/// BFCL entries that cannot become tasks (possible answers no output can pass) are left out,
+/// counted on stderr; `train grpo --dry-run` lists them.
+///
 /// # Errors
 /// Files that cannot be read or parsed, naming them.
 pub fn grpo_tasks(data: &DataSection) -> anyhow::Result<(Vec<Task>, Vec<Task>)> {
+    let (train, held_out, rejected) = grpo_tasks_and_rejected(data)?;
+    if let Some((id, reason)) = rejected.first() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "[data] bfcl: {} entries left out (list them with `train grpo --dry-run`); the \
+             first, {id}: {reason}",
+            rejected.len()
+        );
+    }
+    Ok((train, held_out))
+}
+
+/// The training and held-out tasks of a `[data]` section, and the BFCL entries that could not
+/// become tasks (`(id, reason)`).
+///
+/// # Errors
+/// Files that cannot be read or parsed, naming them.
+pub fn grpo_tasks_and_rejected(
+    data: &DataSection,
+) -> anyhow::Result<(Vec<Task>, Vec<Task>, Vec<(String, String)>)> {
     let held_out = match (&data.eval, data.toy_held_out) {
         (Some(path), _) => read_tasks(path)?,
         (None, Some(count)) => {
@@ -88,21 +111,45 @@ pub fn grpo_tasks(data: &DataSection) -> anyhow::Result<(Vec<Task>, Vec<Task>)> 
         (None, None) => Vec::new(),
     };
     if let Some(path) = &data.train {
-        return Ok((read_tasks(path)?, held_out));
+        return Ok((read_tasks(path)?, held_out, Vec::new()));
     }
     if let Some(count) = data.toy {
-        return Ok((toy_split_tasks(ToySplit::Train, count, data.seed), held_out));
+        return Ok((
+            toy_split_tasks(ToySplit::Train, count, data.seed),
+            held_out,
+            Vec::new(),
+        ));
     }
     let Some(dir) = &data.bfcl else {
         bail!("[data]: set `train`, `toy` or `bfcl`");
     };
-    let dataset = BfclDataset::load(dir)
-        .with_context(|| format!("[data] bfcl: loading {}", dir.display()))?;
-    let tasks = training_tasks(&dataset, &[], CheckOptions::default())?;
+    let (tasks, rejected) = bfcl_tasks(dir)?;
     let (train, mut bfcl_held_out) =
         split_train_held_out(tasks, data.held_out_fraction, data.seed)?;
     bfcl_held_out.extend(held_out);
-    Ok((train, bfcl_held_out))
+    Ok((train, bfcl_held_out, rejected))
+}
+
+/// The single-turn training tasks of a BFCL data directory, every trainable category in file
+/// order, and the entries that could not become tasks (`(id, reason)`).
+///
+/// # Errors
+/// A data directory that cannot be read, naming it.
+pub fn bfcl_tasks(dir: &std::path::Path) -> anyhow::Result<(Vec<Task>, Vec<(String, String)>)> {
+    let dataset = BfclDataset::load(dir)
+        .with_context(|| format!("[data] bfcl: loading {}", dir.display()))?;
+    let mut tasks = Vec::new();
+    let mut rejected = Vec::new();
+    for entry in dataset
+        .entries()
+        .filter(|entry| is_trainable(entry.category))
+    {
+        match training_task(entry, CheckOptions::default()) {
+            Ok(task) => tasks.push(task),
+            Err(error) => rejected.push((entry.id.clone(), error.to_string())),
+        }
+    }
+    Ok((tasks, rejected))
 }
 
 /// The environment of `[data] environment = "bfcl_multi_turn"`: the multi-turn entries of
