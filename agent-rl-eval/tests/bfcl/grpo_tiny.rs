@@ -72,7 +72,7 @@ fn tiny_checkpoint_bfcl_grpo_before_and_after() {
     let dataset = fixture();
     let tasks = training_tasks(&dataset, &[], CheckOptions::default()).expect("tasks");
     let (train, held_out) = split_train_held_out(tasks, 0.4, 1).expect("split");
-    assert_eq!((train.len(), held_out.len()), (3, 2));
+    assert_eq!((train.len(), held_out.len()), (5, 3));
     let ids: HashSet<&str> = held_out.iter().map(|task| task.id.as_str()).collect();
     let mut held_out_data = dataset.clone();
     for entries in held_out_data.categories.values_mut() {
